@@ -1,0 +1,33 @@
+"""Answers without a model: the best passages, cited, or the account facts given."""
+
+from __future__ import annotations
+
+import re
+
+from assist.contracts import Chunk
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+NOTE = "The language model is unavailable, so these are the most relevant passages from the documentation:"
+
+
+def first_sentences(text: str, n: int = 2, max_chars: int = 400) -> str:
+    flat = " ".join(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("|"))
+    out = " ".join(_SENTENCE.split(flat)[:n])
+    return out if len(out) <= max_chars else out[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+
+
+def extractive_answer(chunks: list[Chunk], limit: int = 3) -> str:
+    if not chunks:
+        return "The language model is unavailable and no documentation passage matched this question."
+    lines = [
+        f"[{i}] {c.title} — {c.heading or c.title}: {first_sentences(c.text)}" for i, c in enumerate(chunks[:limit], 1)
+    ]
+    return NOTE + "\n\n" + "\n".join(lines)
+
+
+def platform_facts(extra_context: str | None) -> str:
+    if not extra_context or not extra_context.strip():
+        return "The language model is unavailable and no account data was provided with this request."
+    return (
+        "The language model is unavailable. The account data provided with this request says:\n" + extra_context.strip()
+    )

@@ -1,0 +1,119 @@
+"""Typed contracts between the stages and at the HTTP boundary (DESIGN.md §3).
+
+msgspec structs: validated on decode, cheap to encode, and small enough to import in every
+function without a cold-start cost.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import msgspec
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+
+
+class QueryType(StrEnum):
+    RETRIEVAL = "RETRIEVAL"
+    CODE_GENERATION = "CODE_GENERATION"
+    CONVERSATIONAL = "CONVERSATIONAL"
+    PLATFORM = "PLATFORM"
+
+    @property
+    def needs_retrieval(self) -> bool:
+        return self in (QueryType.RETRIEVAL, QueryType.CODE_GENERATION)
+
+    @property
+    def model_slot(self) -> str:
+        return "main" if self.needs_retrieval else "light"
+
+
+class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
+    session_id: Annotated[str, msgspec.Meta(pattern=SESSION_ID_PATTERN)]
+    message: Annotated[str, msgspec.Meta(min_length=1)]
+    query_type: QueryType | None = None
+    extra_context: str | None = None
+    user_info: dict[str, Any] | None = None
+    editor_content: str | None = None
+
+
+class IntentEntry(msgspec.Struct):
+    """One classified turn as the classifier sees it later: type and a 60-char topic."""
+
+    type: QueryType
+    topic: str
+    layer: str = ""
+    confidence: float = 0.0
+
+
+class Route(msgspec.Struct):
+    type: QueryType
+    layer: str  # declared | rules | embedding | llm | fallback | default
+    confidence: float
+    reason: str
+    model_slot: str
+    model: str = ""
+    retrieval_query: str | None = None
+
+
+class Chunk(msgspec.Struct):
+    id: str
+    doc_id: str
+    title: str
+    heading: str
+    text: str
+    score: float
+    found_by: list[str] = msgspec.field(default_factory=list)
+    agreement: int = 0
+
+
+class RetrievalResult(msgspec.Struct):
+    chunks: list[Chunk]
+    confidence: str  # very_high | high | medium | low | speculative | none
+    query_kind: str = "hybrid"
+    weights: dict[str, float] = msgspec.field(default_factory=dict)
+    degraded: list[str] = msgspec.field(default_factory=list)
+
+
+class Source(msgspec.Struct):
+    id: str
+    doc_id: str
+    title: str
+    heading: str
+    score: float
+
+
+class Stage(msgspec.Struct):
+    name: str
+    ms: float
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Answer(msgspec.Struct):
+    answer: str
+    sources: list[Source]
+    route: Route
+    retrieval: dict[str, Any] | None
+    degraded: list[str]
+    trace: dict[str, Any]
+
+
+def to_builtins(obj: Any) -> Any:
+    return msgspec.to_builtins(obj)
+
+
+class InvalidRequest(ValueError):
+    """The request is well-formed JSON of the right shape but breaks a documented limit."""
+
+
+def check_ask(req: AskRequest, max_message_chars: int, max_extra_context_chars: int) -> None:
+    """Limits that depend on settings (the struct checks shape, types, patterns and enums)."""
+    if not req.message.strip():
+        raise InvalidRequest("message is blank: send the question text")
+    if len(req.message) > max_message_chars:
+        raise InvalidRequest(f"message is {len(req.message)} characters; the limit is {max_message_chars}")
+    if req.extra_context is not None and len(req.extra_context) > max_extra_context_chars:
+        raise InvalidRequest(
+            f"extra_context is {len(req.extra_context)} characters; the limit is {max_extra_context_chars}"
+        )

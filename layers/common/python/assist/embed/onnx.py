@@ -1,0 +1,65 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: the reference model's vectors without torch at run time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from assist.embed.base import EmbedderError
+
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+CARD_FILE = "embedder.json"
+# sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128
+# with fixed padding, which silently changes long-text vectors.
+MAX_TOKENS = 256
+BATCH = 32
+
+
+class OnnxEmbedder:
+    def __init__(self, session, tokenizer, name: str, dim: int) -> None:
+        self._session = session
+        self._tok = tokenizer
+        self._inputs = {i.name for i in session.get_inputs()}
+        self.id = f"onnx:{name}"
+        self.dim = dim
+
+    @classmethod
+    def load(cls, model_dir: str | Path, threads: int | None = None) -> OnnxEmbedder:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        d = Path(model_dir)
+        if not (d / MODEL_FILE).exists():
+            raise EmbedderError(f"no ONNX model in {d}: run `assist model export` (make setup does it)")
+        card = json.loads((d / CARD_FILE).read_text())
+        tok = Tokenizer.from_file(str(d / TOKENIZER_FILE))
+        tok.enable_truncation(max_length=card.get("max_tokens", MAX_TOKENS))
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a vocabulary token  # pad to the longest in the batch
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(str(d / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
+        return cls(session, tok, card["name"], int(card["dim"]))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = [self._embed_batch(texts[i : i + BATCH]) for i in range(0, len(texts), BATCH)]
+        return np.concatenate(out)
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        enc = self._tok.encode_batch(texts)
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,108 @@
+"""Split Markdown/text documents along their headings into stable, self-describing chunks."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
+_HEADING = re.compile(r"^(#{1,6})\s+(.{1,200}?)\s*#*\s*$")  # a 5,000-char "# ..." line is text, not a title
+_FENCE = re.compile(r"^\s*(```|~~~)")
+MAX_CHARS = 1500  # ~300 tokens: within MiniLM's 256-token window after the heading prefix
+OVERLAP_CHARS = 150
+
+
+@dataclass(frozen=True)
+class DocChunk:
+    id: str
+    doc_id: str
+    title: str
+    heading: str  # heading path, "Configuration > Model slots"
+    source: str
+    ordinal: int
+    text: str
+
+    @property
+    def content(self) -> str:
+        """What is embedded and full-text indexed: the heading path gives a section its subject."""
+        head = f"{self.title} > {self.heading}" if self.heading else self.title
+        return f"{head}\n{self.text}"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def doc_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def iter_documents(root: Path) -> Iterator[tuple[str, Path]]:
+    """(doc_id, path) for every text document below root, in a stable order."""
+    if root.is_file():
+        yield root.stem, root
+        return
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES and not any(part.startswith(".") for part in p.parts):
+            yield p.relative_to(root).with_suffix("").as_posix(), p
+
+
+def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
+    title = doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
+    sections: list[tuple[list[str], list[str]]] = [([], [])]
+    path: list[tuple[int, str]] = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        m = None if in_fence else _HEADING.match(line)
+        if m:
+            level, name = len(m.group(1)), m.group(2).strip()
+            if level == 1 and not path and len(sections) == 1:  # the document's leading H1 names it
+                title = name
+            path = [(lvl, n) for lvl, n in path if lvl < level] + [(level, name)]
+            sections.append(([n for _, n in path], []))
+        else:
+            sections[-1][1].append(line)
+    chunks: list[DocChunk] = []
+    seen: dict[str, int] = {}
+    for heading_path, lines in sections:
+        body = "\n".join(lines).strip()
+        if not body:
+            continue
+        heading = " > ".join(h for h in heading_path if h != title) if heading_path else ""
+        base = f"{doc_id}#{slug(heading) if heading else 'intro'}"
+        for piece in _windows(body):
+            ordinal = seen.get(base, 0)
+            seen[base] = ordinal + 1
+            chunks.append(DocChunk(f"{base}:{ordinal}", doc_id, title, heading, source, ordinal, piece))
+    return chunks
+
+
+def _windows(body: str) -> list[str]:
+    """Long sections are cut at paragraph boundaries, with a little overlap for context."""
+    if len(body) <= MAX_CHARS:
+        return [body]
+    paras = re.split(r"\n\s*\n", body)
+    out: list[str] = []
+    cur = ""
+    for para in paras:
+        while len(para) > MAX_CHARS:  # one huge paragraph: cut on a word boundary
+            cut = para.rfind(" ", 0, MAX_CHARS)
+            cut = cut if cut > MAX_CHARS // 2 else MAX_CHARS
+            para_head, para = para[:cut], para[cut:].lstrip()
+            if cur:
+                out.append(cur)
+                cur = ""
+            out.append(para_head)
+        if cur and len(cur) + len(para) + 2 > MAX_CHARS:
+            out.append(cur)
+            cur = cur[-OVERLAP_CHARS:].split(" ", 1)[-1] + "\n\n" + para
+        else:
+            cur = f"{cur}\n\n{para}" if cur else para
+    if cur:
+        out.append(cur)
+    return out

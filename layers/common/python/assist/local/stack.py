@@ -1,0 +1,122 @@
+"""`assist local up`: the real parts on one machine, no Docker.
+
+moto's server over HTTP stands in for S3 and DynamoDB; tables and bucket come from
+template.yaml; the docs are indexed into LanceDB; the API is served by uvicorn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assist.logs import get_logger
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+STATE_FILE = Path(".assist/local-stack.env")
+LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class MotoServer:
+    """moto's threaded server on loopback: real HTTP, in-memory state."""
+
+    def __init__(self, port: int | None = None) -> None:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access line per AWS call drowns our events
+
+        self.port = port or free_port()
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> MotoServer:
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+def export_lines(settings: Settings) -> str:
+    return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in settings.env_lines().items())
+
+
+def local_settings(settings: Settings, endpoint: str, index: str | None) -> Settings:
+    return settings.with_(aws_endpoint_url=endpoint, index_uri=index or settings.index_uri, **LOCAL_CREDENTIALS)
+
+
+def prepare(settings: Settings, docs: Path, progress: bool = True) -> None:
+    """Tables, bucket (from template.yaml) and an index that matches docs/."""
+    from assist.aws.clients import client
+    from assist.aws.resources import ensure_resources
+    from assist.embed import build_embedder
+    from assist.index.store import ingest
+
+    s3 = client("s3", settings)
+    ensure_resources(settings, client("dynamodb", settings), s3)
+    if settings.index_is_s3:
+        bucket = settings.index_uri[5:].split("/", 1)[0]
+        if bucket != settings.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+            s3.create_bucket(Bucket=bucket)
+    ingest(docs, settings, build_embedder(settings), progress=progress)
+
+
+def up(settings: Settings, port: int, docs: Path, index: str | None = None) -> int:
+    import uvicorn
+
+    from assist.api.app import create_app
+    from assist.ask.build import build_engine
+    from assist.aws.clients import client
+
+    t0 = time.perf_counter()
+    moto = MotoServer().start()
+    settings = local_settings(settings, moto.url, index)
+    try:
+        prepare(settings, docs)
+        engine = build_engine(settings, client("dynamodb", settings))
+        engine.warm()
+        STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
+        STATE_FILE.write_text(export_lines(settings) + f"export ASSIST_URL=http://127.0.0.1:{port}\n")
+        sys.stdout.write(STATE_FILE.read_text())
+        sys.stdout.flush()
+        log.info(
+            "local.ready",
+            url=f"http://127.0.0.1:{port}",
+            moto=moto.url,
+            index=settings.index_uri,
+            setup_s=round(time.perf_counter() - t0, 2),
+        )
+        config = uvicorn.Config(
+            create_app(engine), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5
+        )
+        # uvicorn re-raises the Ctrl-C it handled; a requested stop is a clean exit
+        with contextlib.suppress(KeyboardInterrupt):
+            uvicorn.Server(config).run()
+    finally:
+        STATE_FILE.unlink(missing_ok=True)
+        moto.stop()
+        log.info("local.stopped")
+    return 0
+
+
+def env() -> int:
+    if not STATE_FILE.exists():
+        sys.stderr.write("no local stack is running here: start one with `assist local up`\n")
+        return 1
+    sys.stdout.write(STATE_FILE.read_text())
+    return 0

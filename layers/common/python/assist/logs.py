@@ -1,0 +1,43 @@
+"""structlog set-up: JSON lines in Lambda and containers, a readable console locally.
+
+Events have stable names (`classify.decided`, `retrieve.fused`, ...) and flat fields, so a
+log query can rely on them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+from assist.settings import Settings
+
+_configured = False
+
+
+def configure(settings: Settings, force: bool = False) -> None:
+    global _configured
+    if _configured and not force:
+        return
+    fmt = settings.log_format
+    as_json = fmt == "json" or (fmt == "auto" and (settings.in_cloud or not sys.stderr.isatty()))
+    level = logging.getLevelName(settings.log_level.upper())
+    renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level if isinstance(level, int) else logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    _configured = True
+
+
+def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    return structlog.get_logger(name)

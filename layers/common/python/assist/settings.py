@@ -1,0 +1,146 @@
+"""The one place that reads the environment.
+
+Every other module receives a `Settings` (or the values it needs) as an argument, so tests
+build one explicitly and nothing depends on process-global state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from assist.errors import AssistError
+
+DEFAULT_PLATFORM_PREFIXES = ("you are a direct and concise assistant",)
+
+
+class SettingsError(AssistError, ValueError):
+    """An environment variable holds a value we cannot use."""
+
+
+def _env_name(name: str) -> str:
+    return name.upper()
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- LLM (Ollama) -------------------------------------------------------------
+    ollama_host: str = "http://127.0.0.1:11434"
+    ollama_host_conversational: str | None = None  # the light slot may live on another host
+    ollama_model_name: str = "qwen3:1.7b"
+    ollama_model_name_conversational: str | None = None  # unset: the light slot uses main
+    ollama_timeout_s: float = 60.0
+    ollama_connect_timeout_s: float = 2.0
+
+    # --- Classification -----------------------------------------------------------
+    classifier_confidence_threshold: float = 0.85
+    classifier_model_path: str | None = None
+    classifier_export_threshold: int = 500
+    classifier_export_dir: str = ".assist/labels"
+    platform_prefixes: tuple[str, ...] = DEFAULT_PLATFORM_PREFIXES
+
+    # --- Retrieval ----------------------------------------------------------------
+    index_uri: str = ".assist/index"
+    index_table: str = "chunks"
+    embedder: str = "minilm"  # "minilm" (local ONNX) or "ollama:<model>"
+    embed_model_dir: str = ".assist/models/all-MiniLM-L6-v2"
+    retrieve_top_k: int = 5
+
+    # --- Storage (DynamoDB, S3) ---------------------------------------------------
+    sessions_table: str = "assist-sessions"
+    intent_history_table: str = "assist-intent-history"
+    bucket: str = "assist-data"
+    aws_endpoint_url: str | None = None
+    aws_region: str = "us-east-1"
+    # LanceDB's object_store does not consult boto3's credential chain, so they are passed
+    # explicitly; repr=False keeps them out of every repr and log line.
+    aws_access_key_id: str | None = field(default=None, repr=False)
+    aws_secret_access_key: str | None = field(default=None, repr=False)
+    session_ttl_days: int = 30
+
+    # --- API ----------------------------------------------------------------------
+    max_message_chars: int = 8000
+    max_extra_context_chars: int = 16000
+
+    # --- Logs ---------------------------------------------------------------------
+    log_level: str = "INFO"
+    log_format: str = "auto"  # auto | json | console
+    in_cloud: bool = field(default=False)
+
+    @property
+    def light_model(self) -> str:
+        return self.ollama_model_name_conversational or self.ollama_model_name
+
+    @property
+    def light_host(self) -> str:
+        return self.ollama_host_conversational or self.ollama_host
+
+    @property
+    def index_is_s3(self) -> bool:
+        return self.index_uri.startswith("s3://")
+
+    def storage_options(self) -> dict[str, str]:
+        """LanceDB/object_store options for an `s3://` index; empty for a local one."""
+        if not self.index_is_s3:
+            return {}
+        opts = {"region": self.aws_region}
+        if self.aws_endpoint_url:
+            opts.update(endpoint=self.aws_endpoint_url, allow_http="true")
+        if self.aws_access_key_id and self.aws_secret_access_key:
+            opts.update(aws_access_key_id=self.aws_access_key_id, aws_secret_access_key=self.aws_secret_access_key)
+        return opts
+
+    def with_(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = dict(os.environ if environ is None else environ)
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "in_cloud":
+                continue
+            raw = env.get(_env_name(f.name))
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _parse(f.name, f.type, raw)
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        if region and "aws_region" not in values:
+            values["aws_region"] = region
+        values["in_cloud"] = bool(env.get("AWS_LAMBDA_FUNCTION_NAME") or env.get("ASSIST_IN_CONTAINER"))
+        return cls(**values)
+
+    def env_lines(self) -> dict[str, str]:
+        """The variables another process needs to reach the same stack."""
+        out = {
+            "AWS_ENDPOINT_URL": self.aws_endpoint_url or "",
+            "AWS_REGION": self.aws_region,
+            "AWS_ACCESS_KEY_ID": self.aws_access_key_id or "",
+            "AWS_SECRET_ACCESS_KEY": self.aws_secret_access_key or "",
+            "BUCKET": self.bucket,
+            "SESSIONS_TABLE": self.sessions_table,
+            "INTENT_HISTORY_TABLE": self.intent_history_table,
+            "INDEX_URI": self.index_uri,
+            "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
+            "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,
+        }
+        return {k: v for k, v in out.items() if v}
+
+
+def _parse(name: str, typ: Any, raw: str) -> Any:
+    t = str(typ)
+    try:
+        if "tuple" in t:
+            return tuple(p.strip().lower() for p in raw.split("|") if p.strip())
+        if t.startswith("float"):
+            return float(raw)
+        if t.startswith("int"):
+            return int(raw)
+        if t.startswith("bool"):
+            return raw.strip().lower() in {"1", "true", "yes", "on"}
+    except ValueError as exc:
+        raise SettingsError(f"{_env_name(name)}={raw!r}: expected {t}") from exc
+    return raw

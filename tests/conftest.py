@@ -1,0 +1,78 @@
+"""Shared fixtures: the real parts, started once per test session.
+
+- a moto server over HTTP (S3, DynamoDB) with the tables and bucket of template.yaml;
+- the real all-MiniLM-L6-v2 ONNX embedder;
+- a LanceDB index of the project's docs/;
+- the Ollama wire-compatible test server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
+from assist.logs import configure
+from assist.settings import Settings
+from tests.support.ollama_server import OllamaTestServer
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+MODEL_DIR = Path(os.environ.get("EMBED_MODEL_DIR", ROOT / ".assist/models/all-MiniLM-L6-v2"))
+_ids = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def moto_url() -> str:
+    server = MotoServer().start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def base_settings(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    s = Settings(
+        aws_endpoint_url=moto_url,
+        embed_model_dir=str(MODEL_DIR),
+        index_uri=str(tmp_path_factory.mktemp("index")),
+        ollama_host="http://127.0.0.1:9",  # discard port: refused at once, i.e. "no Ollama"
+        log_format="console",
+        **LOCAL_CREDENTIALS,
+    )
+    configure(s)
+    ensure_resources(s, client("dynamodb", s), client("s3", s))
+    return s
+
+
+@pytest.fixture(scope="session")
+def embedder(base_settings: Settings):
+    from assist.embed import build_embedder
+
+    return build_embedder(base_settings)
+
+
+@pytest.fixture(scope="session")
+def docs_index(base_settings: Settings, embedder) -> Settings:
+    """Settings whose index holds docs/ (built once per session)."""
+    from assist.index.store import ingest
+
+    ingest(DOCS, base_settings, embedder, progress=False)
+    return base_settings
+
+
+@pytest.fixture
+def ollama() -> OllamaTestServer:
+    with OllamaTestServer(models=["main-model:1b", "light-model:0.5b"]) as srv:
+        yield srv
+
+
+@pytest.fixture
+def session_id(request: pytest.FixtureRequest) -> str:
+    """Unique per test, so tests sharing the tables never see each other's turns."""
+    return re.sub(r"[^A-Za-z0-9_.:-]", "-", f"t{next(_ids)}-{request.node.name}")[:100]

@@ -1,0 +1,81 @@
+"""`assist local up` as a user runs it: a foreground process serving the API on the real parts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assist.local.stack import free_port
+from tests.conftest import DOCS, MODEL_DIR
+
+pytestmark = pytest.mark.integration
+ASSIST = Path(sys.executable).with_name("assist")
+
+
+def start(cwd: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "EMBED_MODEL_DIR": str(MODEL_DIR), "OLLAMA_HOST": "http://127.0.0.1:9", "LOG_FORMAT": "json"}
+    env.pop("AWS_ENDPOINT_URL", None)
+    proc = subprocess.Popen(
+        [str(ASSIST), "local", "up", "--port", str(port), "--docs", str(DOCS), *extra],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise AssertionError("stack not healthy in 180 s")
+
+
+def stop(proc: subprocess.Popen) -> tuple[int, str, str]:
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("index", ["local", "s3"])
+def test_local_up_serves_asks_and_stops_cleanly(tmp_path, index):
+    extra = ("--index", "s3://assist-data/index") if index == "s3" else ()
+    proc, base = start(tmp_path, *extra)
+    try:
+        env = subprocess.run([str(ASSIST), "local", "env"], cwd=tmp_path, capture_output=True, text=True, check=True)
+        assert "export AWS_ENDPOINT_URL=http://127.0.0.1:" in env.stdout
+        assert "export SESSIONS_TABLE=" in env.stdout
+        want_index = "s3://assist-data/index" if index == "s3" else ".assist/index"
+        assert f"export INDEX_URI={want_index}" in env.stdout
+
+        q = {"session_id": "e2e", "message": "How does the engine decide that a message is about billing?"}
+        first = httpx.post(base + "/v1/ask", json=q, timeout=60).json()
+        assert first["degraded"] == ["llm_unavailable"]
+        assert first["sources"]
+        assert all((DOCS / f"{s['doc_id']}.md").exists() for s in first["sources"])
+        second = httpx.post(base + "/v1/ask", json={**q, "message": "and for quotas?"}, timeout=60).json()
+        assert second["trace"]["history"] == [f'[RETRIEVAL] "{q["message"][:60]}"']
+        assert httpx.post(base + "/v1/ask", content=b"{", timeout=10).status_code == 400
+        assert httpx.get(base + "/schema/openapi.json", timeout=10).json()["paths"]["/v1/ask"]
+    finally:
+        code, out, err = stop(proc)
+    assert code == 0, err[-2000:]
+    assert "export INDEX_URI=" in out
+    assert "local.stopped" in err
+    assert not (tmp_path / ".assist/local-stack.env").exists()
+    gone = subprocess.run([str(ASSIST), "local", "env"], cwd=tmp_path, capture_output=True, text=True)
+    assert gone.returncode == 1
+    assert "assist local up" in gone.stderr

@@ -1,0 +1,160 @@
+"""The first ask path through the real parts: HTTP (uvicorn) → engine → LanceDB, moto DynamoDB, Ollama test server."""
+
+from __future__ import annotations
+
+import concurrent.futures
+
+import httpx
+import pytest
+
+from assist.api.app import create_app
+from assist.ask.build import build_engine
+from assist.aws.clients import client
+from assist.settings import Settings
+from tests.support.http import serve
+
+pytestmark = pytest.mark.integration
+
+
+def turns(settings: Settings, table: str, session_id: str) -> list[dict]:
+    resp = client("dynamodb", settings).query(
+        TableName=table,
+        KeyConditionExpression="session_id = :s",
+        ExpressionAttributeValues={":s": {"S": session_id}},
+        ConsistentRead=True,
+    )
+    return resp["Items"]
+
+
+@pytest.fixture
+def llm_settings(docs_index: Settings, ollama) -> Settings:
+    return docs_index.with_(
+        ollama_host=ollama.url, ollama_model_name="main-model:1b", ollama_model_name_conversational="light-model:0.5b"
+    )
+
+
+@pytest.fixture
+def api(llm_settings: Settings):
+    engine = build_engine(llm_settings, client("dynamodb", llm_settings))
+    with serve(create_app(engine)) as base:
+        yield base
+
+
+def ask(base: str, **body) -> httpx.Response:
+    return httpx.post(base + "/v1/ask", json=body, timeout=30)
+
+
+def stage_names(reply: dict) -> list[str]:
+    return [s["name"] for s in reply["trace"]["stages"]]
+
+
+def test_retrieval_question_is_answered_by_main_model_from_the_docs(api, ollama, session_id):
+    ollama.reply("The engine routes account data to PLATFORM [1].", model="main-model:1b")
+    r = ask(api, session_id=session_id, message="How does the engine decide that a message is about billing?")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer"] == "The engine routes account data to PLATFORM [1]."
+    assert body["route"]["type"] == "RETRIEVAL"
+    assert body["route"]["model_slot"] == "main"
+    assert body["degraded"] == []
+    assert body["sources"], "a documentation question must cite docs/"
+    assert {s["doc_id"] for s in body["sources"]} & {"routing", "faq", "index", "architecture"}
+    assert stage_names(body) == ["history", "classify", "retrieve", "generate", "persist"]
+    assert all(s["ms"] >= 0 for s in body["trace"]["stages"])
+    (call,) = ollama.calls("/api/chat")
+    assert call.model == "main-model:1b"
+    prompt = call.body["messages"][-1]["content"]
+    assert "<sources>" in prompt
+    assert body["sources"][0]["title"] in prompt
+
+
+def test_second_turn_shows_the_first_turns_intent(api, session_id):
+    ask(api, session_id=session_id, message="What is the intent history?")
+    second = ask(api, session_id=session_id, message="And where is it stored?").json()
+    assert second["trace"]["history"] == ['[RETRIEVAL] "What is the intent history?"']
+    assert second["trace"]["stages"][0] == {**second["trace"]["stages"][0], "name": "history", "entries": 1}
+
+
+def test_platform_prefix_skips_retrieval_and_uses_the_light_slot(api, ollama, session_id):
+    ollama.reply("You use 20% of your quota.", model="light-model:0.5b")
+    r = ask(
+        api,
+        session_id=session_id,
+        message="You are a direct and concise assistant. Usage is 20%. Advise.",
+        extra_context="project usage: 20% of 10,000 calls",
+    )
+    body = r.json()
+    assert body["route"]["type"] == "PLATFORM"
+    assert body["route"]["layer"] == "rules"
+    assert body["route"]["model_slot"] == "light"
+    assert "retrieve" not in stage_names(body)
+    assert body["sources"] == []
+    (call,) = ollama.calls("/api/chat")
+    assert call.model == "light-model:0.5b"
+    assert "project usage: 20% of 10,000 calls" in call.body["messages"][-1]["content"]
+
+
+def test_declared_type_bypasses_the_rules(api, session_id):
+    r = ask(api, session_id=session_id, message="You are a direct and concise assistant. hi", query_type="RETRIEVAL")
+    assert r.json()["route"]["layer"] == "declared"
+    assert r.json()["route"]["type"] == "RETRIEVAL"
+
+
+def test_without_ollama_the_answer_is_extractive_and_says_so(docs_index: Settings, session_id):
+    engine = build_engine(docs_index, client("dynamodb", docs_index))  # OLLAMA_HOST points at a closed port
+    with serve(create_app(engine)) as base:
+        body = ask(base, session_id=session_id, message="Where is the index stored?").json()
+    assert body["degraded"] == ["llm_unavailable"]
+    assert body["sources"]
+    assert "[1]" in body["answer"]
+    assert body["sources"][0]["title"] in body["answer"]
+
+
+def test_light_slot_down_falls_back_to_main(api, ollama, session_id):
+    ollama.set_down("light-model:0.5b")
+    ollama.reply("main answered", model="main-model:1b")
+    body = ask(api, session_id=session_id, message="You are a direct and concise assistant. Usage?").json()
+    assert body["answer"] == "main answered"
+    assert body["degraded"] == ["slot_fallback"]
+    assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b", "main-model:1b"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        (b"{", "not valid JSON"),
+        (b'{"session_id": "s", "message": ""}', "message"),
+        (b'{"session_id": "s", "message": "   "}', "blank"),
+        (b'{"session_id": "s"}', "message"),
+        (b'{"session_id": "s", "message": "x", "query_type": "NOPE"}', "query_type"),
+        (b'{"session_id": "has spaces!", "message": "x"}', "session_id"),
+        (b'{"session_id": "s", "message": "x", "surprise": 1}', "surprise"),
+        (b'{"session_id": "s", "message": "' + b"a" * 8001 + b'"}', "limit is 8000"),
+    ],
+)
+def test_bad_input_gets_a_400_that_says_what_is_wrong(api, raw, needle):
+    r = httpx.post(api + "/v1/ask", content=raw, headers={"content-type": "application/json"}, timeout=30)
+    assert r.status_code == 400
+    assert needle in r.text
+    assert httpx.get(api + "/healthz").status_code == 200  # still serving
+
+
+def test_every_turn_is_written_once_to_both_tables(api, llm_settings, session_id):
+    for i in range(3):
+        assert ask(api, session_id=session_id, message=f"question number {i}").status_code == 200
+    sessions = turns(llm_settings, llm_settings.sessions_table, session_id)
+    history = turns(llm_settings, llm_settings.intent_history_table, session_id)
+    assert [int(i["turn"]["N"]) for i in sessions] == [1, 2, 3]
+    assert [int(i["turn"]["N"]) for i in history] == [1, 2, 3]
+    assert [i["message"]["S"] for i in sessions] == [f"question number {i}" for i in range(3)]
+    assert all("extra_context" not in i for i in sessions + history)
+
+
+def test_concurrent_turns_of_one_session_never_overwrite_each_other(api, llm_settings, session_id):
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda i: ask(api, session_id=session_id, message=f"parallel {i}"), range(8)))
+    assert all(r.status_code == 200 for r in replies)
+    sessions = turns(llm_settings, llm_settings.sessions_table, session_id)
+    assert sorted(i["message"]["S"] for i in sessions) == sorted(f"parallel {i}" for i in range(8))
+    assert sorted(int(i["turn"]["N"]) for i in sessions) == list(range(1, 9))
+    assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 8

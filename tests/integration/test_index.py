@@ -1,0 +1,70 @@
+"""Index lifecycle through real LanceDB: local directory and S3 on the moto server."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from assist.index.store import IndexUnavailable, ingest, open_table
+from assist.retrieve.search import Retriever
+from tests.conftest import DOCS
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "limits.md").write_text(
+        "# Rate limits\n\n## Burst window\n\nThe burst window allows 50 calls per second.\n"
+    )
+    (root / "keys.md").write_text("# API keys\n\n## Rotation\n\nRotate keys every 90 days with `rotateKey`.\n")
+    return root
+
+
+def test_reingest_is_incremental_by_content(corpus, base_settings, embedder, tmp_path):
+    s = base_settings.with_(index_uri=str(tmp_path / "idx"))
+    first = ingest(corpus, s, embedder, progress=False)
+    assert (first.added_docs, first.unchanged_docs) == (2, 0)
+    again = ingest(corpus, s, embedder, progress=False)
+    assert (again.added_docs, again.removed_docs, again.unchanged_docs) == (0, 0, 2)
+
+    (corpus / "keys.md").write_text("# API keys\n\n## Rotation\n\nRotate keys every 30 days.\n")
+    (corpus / "limits.md").unlink()
+    (corpus / "webhooks.md").write_text("# Webhooks\n\nWebhooks retry five times.\n")
+    third = ingest(corpus, s, embedder, progress=False)
+    assert (third.added_docs, third.removed_docs, third.unchanged_docs) == (2, 1, 0)
+    table = open_table(s, embedder)
+    rows = table.search().select(["doc_id", "text"]).limit(None).to_list()
+    assert sorted({r["doc_id"] for r in rows}) == ["keys", "webhooks"]
+    assert any("30 days" in r["text"] for r in rows)
+    assert not any("90 days" in r["text"] for r in rows)
+
+
+def test_search_finds_the_right_section_and_handles_hostile_text(corpus, base_settings, embedder, tmp_path):
+    s = base_settings.with_(index_uri=str(tmp_path / "idx"))
+    ingest(corpus, s, embedder, progress=False)
+    r = Retriever(open_table(s, embedder), embedder)
+    top = r.search("how many calls per second in a burst?", k=2)
+    assert top.chunks[0].doc_id == "limits"
+    for hostile in ['"unbalanced', "-", "rotate's key", "AND OR NOT (", "***"]:
+        assert r.search(hostile, k=2).confidence in {"high", "medium", "low", "none"}
+
+
+def test_missing_index_is_a_clear_error(base_settings, embedder, tmp_path):
+    with pytest.raises(IndexUnavailable, match="assist index docs"):
+        open_table(base_settings.with_(index_uri=str(tmp_path / "nothing")), embedder)
+
+
+def test_index_on_s3_via_the_moto_server(base_settings, embedder, tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs, ignore=shutil.ignore_patterns("adr"))
+    s = base_settings.with_(index_uri="s3://assist-data/test-index")
+    stats = ingest(docs, s, embedder, progress=False)
+    assert stats.chunks > 20
+    assert ingest(docs, s, embedder, progress=False).changed is False
+    result = Retriever(open_table(s, embedder), embedder).search("Which environment variable sets the light model?")
+    assert result.chunks
+    assert "configuration" in {c.doc_id for c in result.chunks}

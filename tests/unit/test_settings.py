@@ -1,0 +1,62 @@
+import pytest
+
+from assist.settings import Settings, SettingsError
+
+
+def test_defaults_and_light_slot_fallback():
+    s = Settings.from_env({})
+    assert s.ollama_model_name == "qwen3:1.7b"
+    assert s.light_model == s.ollama_model_name
+    assert s.light_host == s.ollama_host
+    assert s.classifier_confidence_threshold == 0.85
+    assert s.classifier_export_threshold == 500
+
+
+def test_environment_overrides_are_typed():
+    s = Settings.from_env(
+        {
+            "OLLAMA_MODEL_NAME_CONVERSATIONAL": "qwen3:0.6b",
+            "OLLAMA_HOST_CONVERSATIONAL": "http://small:11434",
+            "CLASSIFIER_CONFIDENCE_THRESHOLD": "0.9",
+            "MAX_MESSAGE_CHARS": "100",
+            "PLATFORM_PREFIXES": "You are a direct and concise assistant| Eres un asistente ",
+            "AWS_DEFAULT_REGION": "eu-west-1",
+        }
+    )
+    assert s.light_model == "qwen3:0.6b"
+    assert s.light_host == "http://small:11434"
+    assert s.classifier_confidence_threshold == 0.9
+    assert s.max_message_chars == 100
+    assert s.platform_prefixes == ("you are a direct and concise assistant", "eres un asistente")
+    assert s.aws_region == "eu-west-1"
+
+
+def test_a_bad_number_is_a_clear_error():
+    with pytest.raises(SettingsError, match="CLASSIFIER_CONFIDENCE_THRESHOLD='high'"):
+        Settings.from_env({"CLASSIFIER_CONFIDENCE_THRESHOLD": "high"})
+
+
+def test_credentials_stay_out_of_repr_and_reach_lancedb_options():
+    s = Settings.from_env(
+        {
+            "AWS_ACCESS_KEY_ID": "AKIA123",
+            "AWS_SECRET_ACCESS_KEY": "sekrit",
+            "INDEX_URI": "s3://b/i",
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
+        }
+    )
+    assert "sekrit" not in repr(s)
+    opts = s.storage_options()
+    assert opts["aws_secret_access_key"] == "sekrit"
+    assert opts["endpoint"] == "http://127.0.0.1:5000"
+    assert opts["allow_http"] == "true"
+    assert Settings.from_env({}).storage_options() == {}
+
+
+def test_every_setting_is_documented_in_the_readme():
+    from dataclasses import fields
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    missing = [f.name.upper() for f in fields(Settings) if f.name != "in_cloud" and f"`{f.name.upper()}`" not in readme]
+    assert missing == []
