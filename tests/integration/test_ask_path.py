@@ -19,8 +19,8 @@ pytestmark = pytest.mark.integration
 def turns(settings: Settings, table: str, session_id: str) -> list[dict]:
     resp = client("dynamodb", settings).query(
         TableName=table,
-        KeyConditionExpression="session_id = :s",
-        ExpressionAttributeValues={":s": {"S": session_id}},
+        KeyConditionExpression="session_id = :s AND turn > :header",
+        ExpressionAttributeValues={":s": {"S": session_id}, ":header": {"N": "0"}},
         ConsistentRead=True,
     )
     return resp["Items"]
@@ -158,3 +158,36 @@ def test_concurrent_turns_of_one_session_never_overwrite_each_other(api, llm_set
     assert sorted(i["message"]["S"] for i in sessions) == sorted(f"parallel {i}" for i in range(8))
     assert sorted(int(i["turn"]["N"]) for i in sessions) == list(range(1, 9))
     assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 8
+
+
+def test_a_retried_write_of_the_same_turn_is_not_duplicated(llm_settings, session_id):
+    from assist.contracts import IntentEntry, QueryType
+    from assist.memory.store import SessionStore, Turn, TurnConflict
+
+    store = SessionStore(
+        client("dynamodb", llm_settings), llm_settings.sessions_table, llm_settings.intent_history_table
+    )
+    n = store.begin_turn(session_id, "me")
+    turn = Turn(session_id, n, "req-1", "hello", "hi", IntentEntry(QueryType.RETRIEVAL, "hello"))
+    assert store.append_turn(turn) is True
+    assert store.append_turn(turn) is False  # e.g. a Step Functions retry after the write succeeded
+    with pytest.raises(TurnConflict):
+        store.append_turn(Turn(session_id, n, "req-2", "other", "x", IntentEntry(QueryType.RETRIEVAL, "other")))
+    assert len(turns(llm_settings, llm_settings.sessions_table, session_id)) == 1
+    assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 1
+
+
+def test_platform_facts_answer_is_not_stored_when_no_model_answers(docs_index: Settings, session_id):
+    engine = build_engine(docs_index, client("dynamodb", docs_index))  # no Ollama
+    with serve(create_app(engine)) as base:
+        body = ask(
+            base,
+            session_id=session_id,
+            message="You are a direct and concise assistant. Usage?",
+            extra_context="plan PRO-7781, 93% of quota used",
+        ).json()
+    assert body["degraded"] == ["llm_unavailable"]
+    assert "93% of quota used" in body["answer"]  # the user sees their facts...
+    stored = turns(docs_index, docs_index.sessions_table, session_id)
+    assert stored
+    assert "PRO-7781" not in str(stored)  # ...but they are never written

@@ -117,3 +117,21 @@ def check_ask(req: AskRequest, max_message_chars: int, max_extra_context_chars: 
         raise InvalidRequest(
             f"extra_context is {len(req.extra_context)} characters; the limit is {max_extra_context_chars}"
         )
+
+
+class TurnState(msgspec.Struct):
+    """A turn between stages: what Classify hands to Retrieve and Answer (and Step Functions carries).
+
+    Chunks are trimmed before they travel, so the payload stays far below 256 KB.
+    """
+
+    request: AskRequest
+    request_id: str
+    started_at: float
+    owner: str = "anonymous"
+    history: list[IntentEntry] = msgspec.field(default_factory=list)
+    turn: int = 0
+    route: Route | None = None
+    retrieval: RetrievalResult | None = None
+    stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    degraded: list[str] = msgspec.field(default_factory=list)

@@ -1,17 +1,23 @@
-"""One turn end to end: history → classify → retrieve (when the type needs it) → answer → persist."""
+"""One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three.
+
+Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP
+API, the CLI) or as separate Step Functions tasks.
+"""
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from assist.answer.extractive import extractive_answer, platform_facts
 from assist.answer.llm import LLMUnavailable
 from assist.answer.prompts import build_messages
-from assist.contracts import Answer, AskRequest, Chunk, IntentEntry, QueryType, Source, check_ask
+from assist.contracts import Answer, AskRequest, IntentEntry, QueryType, Source, TurnState, check_ask
 from assist.logs import get_logger
 from assist.memory.store import Turn, topic_of
-from assist.trace import Trace
+from assist.trace import stage
 
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
@@ -22,6 +28,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 CONVERSATION_TURNS = 6
+NOT_STORED = "(account facts from extra_context, not stored)"
 
 
 class Engine:
@@ -44,87 +51,111 @@ class Engine:
         self._retriever()
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
+        state = self.classify(self.start(req, owner))
+        if state.route is not None and state.route.type.needs_retrieval:
+            state = self.retrieve(state)
+        return self.answer(state)
+
+    def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
         s = self.settings
         check_ask(req, s.max_message_chars, s.max_extra_context_chars)
-        trace = Trace()
-        degraded: list[str] = []
+        return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=time.time(), owner=owner)
 
-        with trace.stage("history") as st:
-            history, last_turn = self._store.recent_intents(req.session_id)
-            st["entries"] = len(history)
-        trace.extra["history"] = [f'[{h.type.value}] "{h.topic}"' for h in history]
+    def classify(self, state: TurnState) -> TurnState:
+        req = state.request
+        with stage(state.stages, "history") as st:
+            state.turn = self._store.begin_turn(req.session_id, state.owner)
+            state.history = self._store.recent_intents(req.session_id)
+            st.update(entries=len(state.history), turn=state.turn)
+        with stage(state.stages, "classify") as st:
+            state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
+            st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
+        if state.route.type.needs_retrieval:
+            state.route.retrieval_query = req.message
+        return state
 
-        with trace.stage("classify") as st:
-            route = self._cascade.classify(req.message, history, declared=req.query_type)
-            st.update(type=route.type.value, layer=route.layer, confidence=route.confidence)
+    def retrieve(self, state: TurnState) -> TurnState:
+        assert state.route is not None, "classify runs before retrieve"
+        with stage(state.stages, "retrieve") as st:
+            result = self._retriever().search(
+                state.route.retrieval_query or state.request.message, k=self.settings.retrieve_top_k
+            )
+            state.retrieval = result
+            state.degraded += result.degraded
+            st.update(
+                n=len(result.chunks),
+                confidence=result.confidence,
+                strategies=sorted({f for c in result.chunks for f in c.found_by}),
+            )
+        return state
 
-        chunks: list[Chunk] = []
-        retrieval = None
-        if route.type.needs_retrieval:
-            route.retrieval_query = req.message
-            with trace.stage("retrieve") as st:
-                result = self._retriever().search(route.retrieval_query, k=s.retrieve_top_k)
-                chunks = result.chunks
-                degraded += result.degraded
-                st.update(
-                    n=len(chunks),
-                    confidence=result.confidence,
-                    strategies=sorted({f for c in chunks for f in c.found_by}),
-                )
-            retrieval = {
-                "confidence": result.confidence,
-                "query_kind": result.query_kind,
-                "weights": result.weights,
-                "n": len(chunks),
-            }
-
-        with trace.stage("generate", slot=route.model_slot) as st:
+    def answer(self, state: TurnState) -> Answer:
+        assert state.route is not None, "classify runs before answer"
+        req, route = state.request, state.route
+        chunks = state.retrieval.chunks if state.retrieval else []
+        with stage(state.stages, "generate", slot=route.model_slot) as st:
             conversation = self._conversation(req.session_id) if route.type is QueryType.CONVERSATIONAL else None
             messages = build_messages(
                 route.type, req.message, chunks, conversation, req.extra_context, req.editor_content
             )
             try:
                 gen = self._slots.chat(route.model_slot, messages)
-                text, degraded = gen.text, degraded + gen.degraded
+                text = gen.text
+                state.degraded += gen.degraded
+                route.model = gen.model
                 st.update(
                     model=gen.model, answered_by=gen.slot, **{k: v for k, v in gen.usage.items() if v is not None}
                 )
-                route.model = gen.model
             except LLMUnavailable:
-                degraded.append("llm_unavailable")
+                state.degraded.append("llm_unavailable")
                 text = (
                     platform_facts(req.extra_context) if route.type is QueryType.PLATFORM else extractive_answer(chunks)
                 )
                 st.update(model=None, answered_by="extractive")
+        # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
+        stored = NOT_STORED if route.type is QueryType.PLATFORM and "llm_unavailable" in state.degraded else text
 
         sources = [Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score) for c in chunks]
-        with trace.stage("persist") as st:
+        with stage(state.stages, "persist") as st:
             entry = IntentEntry(
                 type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence
             )
             turn = Turn(
                 session_id=req.session_id,
+                number=state.turn,
+                request_id=state.request_id,
                 message=req.message,
-                answer=text,
+                answer=stored,
                 entry=entry,
-                owner=owner,
+                owner=state.owner,
                 sources=[x.id for x in sources],
-                degraded=degraded,
+                degraded=state.degraded,
             )
-            st["turn"] = self._store.append_turn(turn, after=last_turn)
+            st.update(turn=state.turn, written=self._store.append_turn(turn))
 
-        out = Answer(
-            answer=text, sources=sources, route=route, retrieval=retrieval, degraded=degraded, trace=trace.to_dict()
+        r = state.retrieval
+        retrieval = (
+            None
+            if r is None
+            else {"confidence": r.confidence, "query_kind": r.query_kind, "weights": r.weights, "n": len(r.chunks)}
         )
+        trace = {
+            "request_id": state.request_id,
+            "total_ms": round((time.time() - state.started_at) * 1000, 2),
+            "stages": state.stages,
+            "history": [f'[{h.type.value}] "{h.topic}"' for h in state.history],
+        }
         log.info(
             "ask.completed",
             session_id=req.session_id,
             type=route.type.value,
             layer=route.layer,
-            degraded=degraded,
-            ms=out.trace["total_ms"],
+            degraded=state.degraded,
+            ms=trace["total_ms"],
         )
-        return out
+        return Answer(
+            answer=text, sources=sources, route=route, retrieval=retrieval, degraded=state.degraded, trace=trace
+        )
 
     def _conversation(self, session_id: str) -> list[dict[str, str]]:
         msgs: list[dict[str, str]] = []

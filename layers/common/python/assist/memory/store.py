@@ -1,8 +1,11 @@
 """Sessions and intent history in DynamoDB.
 
-Both tables are keyed (session_id, turn). A turn is written to both in one transaction whose
-puts are conditional on the key being new, so two concurrent turns of one session can never
-overwrite each other: the loser re-reads and takes the next turn number.
+Both tables are keyed (session_id, turn). A session's header item (turn 0 in the sessions
+table) holds an atomic turn counter: `begin_turn` takes the next number with one UpdateItem,
+so concurrent turns of one session never compete for a number. The turn is later written to
+both tables in one transaction whose puts are conditional on the key being new and carry
+the request id: a retried write of the same request is recognised and not duplicated, and no
+write can overwrite another turn.
 """
 
 from __future__ import annotations
@@ -22,16 +25,18 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
-MAX_TURN_ATTEMPTS = 8
+HEADER_TURN = 0
 
 
 class TurnConflict(RuntimeError):
-    """Could not find a free turn number after several attempts (pathological contention)."""
+    """The turn's key holds another request's turn: the counter and the items disagree."""
 
 
 @dataclass
 class Turn:
     session_id: str
+    number: int
+    request_id: str
     message: str
     answer: str
     entry: IntentEntry
@@ -56,8 +61,8 @@ class SessionStore:
         self._de = TypeDeserializer()
 
     # -- reads -------------------------------------------------------------------
-    def recent_intents(self, session_id: str, limit: int = HISTORY_WINDOW) -> tuple[list[IntentEntry], int]:
-        """The last `limit` intent entries, oldest first, and the last turn number (0 if new)."""
+    def recent_intents(self, session_id: str, limit: int = HISTORY_WINDOW) -> list[IntentEntry]:
+        """The last `limit` intent entries, oldest first."""
         resp = self._db.query(
             TableName=self._history,
             KeyConditionExpression="session_id = :s",
@@ -67,8 +72,7 @@ class SessionStore:
             ConsistentRead=True,
         )
         items = [self._plain(i) for i in resp.get("Items", [])]
-        last_turn = int(items[0]["turn"]) if items else 0
-        entries = [
+        return [
             IntentEntry(
                 type=QueryType(i["type"]),
                 topic=i["topic"],
@@ -77,13 +81,12 @@ class SessionStore:
             )
             for i in reversed(items)
         ]
-        return entries, last_turn
 
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         resp = self._db.query(
             TableName=self._sessions,
-            KeyConditionExpression="session_id = :s",
-            ExpressionAttributeValues={":s": {"S": session_id}},
+            KeyConditionExpression="session_id = :s AND turn > :header",
+            ExpressionAttributeValues={":s": {"S": session_id}, ":header": {"N": str(HEADER_TURN)}},
             ScanIndexForward=False,
             Limit=limit,
             ConsistentRead=True,
@@ -91,26 +94,48 @@ class SessionStore:
         return [self._plain(i) for i in reversed(resp.get("Items", []))]
 
     # -- writes ------------------------------------------------------------------
-    def append_turn(self, turn: Turn, after: int) -> int:
-        """Write the turn after turn number `after`; returns the turn number it got."""
-        number = after + 1
-        for _ in range(MAX_TURN_ATTEMPTS):
-            try:
-                self._db.transact_write_items(TransactItems=self._puts(turn, number))
-                return number
-            except self._db.exceptions.TransactionCanceledException as exc:
-                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-                if "ConditionalCheckFailed" not in reasons:
-                    raise
-                _, last = self.recent_intents(turn.session_id, limit=1)
-                number = max(number, last) + 1
-                log.info("memory.turn_conflict", session_id=turn.session_id, retry_turn=number)
-        raise TurnConflict(f"session {turn.session_id}: no free turn after {MAX_TURN_ATTEMPTS} attempts")
+    def begin_turn(self, session_id: str, owner: str) -> int:
+        """Take the session's next turn number (atomic counter on the header item)."""
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        resp = self._db.update_item(
+            TableName=self._sessions,
+            Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
+            UpdateExpression="ADD turns :one SET #o = if_not_exists(#o, :owner), "
+            "created_at = if_not_exists(created_at, :now), expires_at = :exp",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={
+                ":one": {"N": "1"},
+                ":owner": {"S": owner},
+                ":now": {"S": now},
+                ":exp": {"N": str(int(time.time()) + self._ttl_s)},
+            },
+            ReturnValues="UPDATED_NEW",
+        )
+        return int(resp["Attributes"]["turns"]["N"])
 
-    def _puts(self, turn: Turn, number: int) -> list[dict[str, Any]]:
+    def append_turn(self, turn: Turn) -> bool:
+        """Write the turn to both tables; False when this very request was already written (a retry)."""
+        try:
+            self._db.transact_write_items(TransactItems=self._puts(turn))
+            return True
+        except self._db.exceptions.TransactionCanceledException as exc:
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" not in reasons:
+                raise
+        existing = self._db.get_item(
+            TableName=self._sessions,
+            Key={"session_id": {"S": turn.session_id}, "turn": {"N": str(turn.number)}},
+            ConsistentRead=True,
+        ).get("Item", {})
+        if existing.get("request_id", {}).get("S") == turn.request_id:
+            log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
+            return False
+        raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
+
+    def _puts(self, turn: Turn) -> list[dict[str, Any]]:
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
         expires = int(time.time()) + self._ttl_s
-        key = {"session_id": turn.session_id, "turn": number}
+        key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
         session_item = {
             **key,
             "owner": turn.owner,
