@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from assist.commands.common import settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    local = sub.add_parser("local", help="the local cloud stack").add_subparsers(dest="local_cmd", required=True)
+    up = local.add_parser("up", help="moto (S3, DynamoDB) + tables + index + API, in the foreground")
+    up.add_argument("--port", type=int, default=8000)
+    up.add_argument("--docs", default="docs", help="folder to index (default: docs)")
+    up.add_argument("--index", help="index URI, e.g. s3://assist-data/index (default: INDEX_URI)")
+    up.set_defaults(func=run_up)
+    local.add_parser("env", help="print the export lines that reach the running stack").set_defaults(func=run_env)
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from assist.local.stack import up
+
+    return up(settings(), port=args.port, docs=Path(args.docs), index=args.index)
+
+
+def run_env(args: argparse.Namespace) -> int:
+    from assist.local.stack import env
+
+    return env()
