@@ -31,3 +31,14 @@ def platform_facts(extra_context: str | None) -> str:
     return (
         "The language model is unavailable. The account data provided with this request says:\n" + extra_context.strip()
     )
+
+
+def conversation_recap(items: list[dict]) -> str:
+    """Without a model nothing can be rephrased; the honest help is the session itself, verbatim."""
+    if not items:
+        return "The language model is unavailable and this session has no earlier messages."
+    asked = "\n".join(f"{i}. {it['message']}" for i, it in enumerate(items, 1))
+    return (
+        "The language model is unavailable, so I cannot rephrase. Your questions in this session so far:\n"
+        f"{asked}\n\nThe last answer was:\n{first_sentences(items[-1]['answer'], n=4, max_chars=800)}"
+    )

@@ -46,6 +46,8 @@ def build_messages(
 ) -> list[dict[str, str]]:
     msgs = [{"role": "system", "content": SYSTEM[qtype]}]
     if qtype is QueryType.CONVERSATIONAL:
+        if chunks:  # sources cited earlier in the session stay citable by their numbers
+            msgs.append({"role": "system", "content": "Sources cited earlier:\n" + format_sources(chunks)})
         msgs += conversation or []
         msgs.append({"role": "user", "content": message})
         return msgs

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
-from assist.contracts import Answer, AskRequest, InvalidRequest
+from assist.contracts import Answer, AskRequest, InvalidRequest, check_ask
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -23,12 +26,18 @@ def create_app(engine: Engine) -> Litestar:
     def ask(data: AskRequest) -> Answer:
         return engine.ask(data)
 
+    @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
+    async def ask_stream(data: AskRequest) -> ServerSentEvent:
+        # Limits are checked before the stream opens, so bad input is a 400, not an `error` event.
+        check_ask(data, engine.settings.max_message_chars, engine.settings.max_extra_context_chars)
+        return ServerSentEvent(_events(engine, data))
+
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     return Litestar(
-        route_handlers=[ask, healthz],
+        route_handlers=[ask, ask_stream, healthz],
         exception_handlers={
             InvalidRequest: _bad_request,
             ValidationException: _validation,
@@ -38,6 +47,19 @@ def create_app(engine: Engine) -> Litestar:
         openapi_config=OpenAPIConfig(title="Assistance engine", version="1.0.0"),
         debug=False,
     )
+
+
+async def _events(engine: Engine, data: AskRequest) -> AsyncIterator[ServerSentEventMessage]:
+    try:
+        async for name, payload in engine.stream(data):
+            yield ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
+    except Exception as exc:  # the status line is already sent: a failure can only be an event
+        log.exception("api.stream_failed", error=type(exc).__name__)
+        yield ServerSentEventMessage(event="error", data=msgspec.json.encode({"detail": _safe_detail(exc)}).decode())
+
+
+def _safe_detail(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, InvalidRequest) else f"{type(exc).__name__}: the answer could not be completed"
 
 
 def _bad_request(request: Request, exc: InvalidRequest) -> Response[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three.
+"""One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three
+and `stream` for the two-phase streamed variant.
 
 Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP
 API, the CLI) or as separate Step Functions tasks.
@@ -8,14 +9,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from assist.answer.extractive import extractive_answer, platform_facts
-from assist.answer.llm import LLMUnavailable
+from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
+from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.prompts import build_messages
-from assist.contracts import Answer, AskRequest, IntentEntry, QueryType, Source, TurnState, check_ask
+from assist.contracts import Answer, AskRequest, Chunk, IntentEntry, QueryType, Route, Source, TurnState, check_ask
 from assist.logs import get_logger
+from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, topic_of
 from assist.trace import stage
 
@@ -27,8 +30,24 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-CONVERSATION_TURNS = 6
+CONVERSATION_TURNS = 6  # the bounded memory window given to CONVERSATIONAL answers
+MEMORY_SOURCES = 8
 NOT_STORED = "(account facts from extra_context, not stored)"
+
+
+@dataclass
+class Context:
+    """What the model sees besides the message: passages, and for CONVERSATIONAL the session so far."""
+
+    chunks: list[Chunk]
+    turns: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def conversation(self) -> list[dict[str, str]]:
+        msgs: list[dict[str, str]] = []
+        for t in self.turns:
+            msgs += [{"role": "user", "content": t["message"]}, {"role": "assistant", "content": t["answer"]}]
+        return msgs
 
 
 class Engine:
@@ -50,12 +69,7 @@ class Engine:
         """Open the index and load the embedder now rather than on the first question."""
         self._retriever()
 
-    def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
-        state = self.classify(self.start(req, owner))
-        if state.route is not None and state.route.type.needs_retrieval:
-            state = self.retrieve(state)
-        return self.answer(state)
-
+    # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
         s = self.settings
         check_ask(req, s.max_message_chars, s.max_extra_context_chars)
@@ -72,14 +86,19 @@ class Engine:
             st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
         if state.route.type.needs_retrieval:
             state.route.retrieval_query = req.message
+            if leans_on_history(req.message, state.history):
+                with stage(state.stages, "rewrite") as st:
+                    rewritten = llm_rewrite(self._slots, req.message, state.history)
+                    st["by"] = "llm" if rewritten else "history"
+                    state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
+                    st["query"] = state.route.retrieval_query
         return state
 
     def retrieve(self, state: TurnState) -> TurnState:
         assert state.route is not None, "classify runs before retrieve"
         with stage(state.stages, "retrieve") as st:
-            result = self._retriever().search(
-                state.route.retrieval_query or state.request.message, k=self.settings.retrieve_top_k
-            )
+            query = state.route.retrieval_query or state.request.message
+            result = self._retriever().search(query, k=self.settings.retrieve_top_k)
             state.retrieval = result
             state.degraded += result.degraded
             st.update(
@@ -89,33 +108,121 @@ class Engine:
             )
         return state
 
+    def prepare(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
+        """Phase 1: everything up to the model — classify, and retrieve when the type needs it."""
+        state = self.classify(self.start(req, owner))
+        if state.route is not None and state.route.type.needs_retrieval:
+            state = self.retrieve(state)
+        return state
+
+    def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
+        return self.answer(self.prepare(req, owner))
+
     def answer(self, state: TurnState) -> Answer:
-        assert state.route is not None, "classify runs before answer"
-        req, route = state.request, state.route
-        chunks = state.retrieval.chunks if state.retrieval else []
-        with stage(state.stages, "generate", slot=route.model_slot) as st:
-            conversation = self._conversation(req.session_id) if route.type is QueryType.CONVERSATIONAL else None
-            messages = build_messages(
-                route.type, req.message, chunks, conversation, req.extra_context, req.editor_content
-            )
+        ctx = self._context(state)
+        slot = self._route(state).model_slot
+        with stage(state.stages, "generate", slot=slot) as st:
             try:
-                gen = self._slots.chat(route.model_slot, messages)
-                text = gen.text
-                state.degraded += gen.degraded
-                route.model = gen.model
-                st.update(
-                    model=gen.model, answered_by=gen.slot, **{k: v for k, v in gen.usage.items() if v is not None}
-                )
+                gen = self._slots.chat(slot, self._messages(state, ctx))
             except LLMUnavailable:
-                state.degraded.append("llm_unavailable")
-                text = (
-                    platform_facts(req.extra_context) if route.type is QueryType.PLATFORM else extractive_answer(chunks)
-                )
-                st.update(model=None, answered_by="extractive")
+                gen = None
+            text = self._generated(state, st, gen, ctx)
+        return self._finish(state, text, ctx.chunks)
+
+    async def stream(self, req: AskRequest, owner: str = "anonymous") -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Two phases: a `route` event once classify+retrieve are done, then `token`s, then `done`.
+
+        If the consumer goes away mid-stream, the model stream is closed and the turn is still
+        written (with what was generated so far and `client_disconnected`).
+        """
+        import anyio
+        import msgspec
+
+        state = await anyio.to_thread.run_sync(self.prepare, req, owner)
+        ctx = await anyio.to_thread.run_sync(self._context, state)
+        route = self._route(state)
+        sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
+        yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+        parts: list[str] = []
+        gen: Generation | None = None
+        st: dict[str, Any] = {}
+        finished = False
+        try:
+            with stage(state.stages, "generate", slot=route.model_slot) as st:
+                try:
+                    async for item in self._slots.stream(route.model_slot, self._messages(state, ctx)):
+                        if isinstance(item, Generation):
+                            gen = item
+                        else:
+                            parts.append(item)
+                            yield "token", {"text": item}
+                except LLMUnavailable:
+                    gen = None
+                text = self._generated(state, st, gen, ctx)
+            if gen is None:
+                yield "token", {"text": text}
+            answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks)
+            finished = True
+            yield "done", {**msgspec.to_builtins(answer), "usage": st.get("usage", {})}
+        finally:
+            if not finished:
+                state.degraded.append("client_disconnected")
+                log.info("answer.stream_cancelled", session_id=req.session_id, tokens=len(parts))
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self._finish, state, "".join(parts), ctx.chunks)
+
+    # -- shared by answer() and stream() -----------------------------------------------
+    @staticmethod
+    def _route(state: TurnState) -> Route:
+        assert state.route is not None, "classify runs before answer"
+        return state.route
+
+    def _context(self, state: TurnState) -> Context:
+        """Retrieved passages; or for CONVERSATIONAL the session's turns and the sources cited
+        earlier in it (a cumulative source map: a lookup by id, not a new search)."""
+        if self._route(state).type is not QueryType.CONVERSATIONAL:
+            return Context(state.retrieval.chunks if state.retrieval else [])
+        with stage(state.stages, "memory") as st:
+            turns = self._store.messages(state.request.session_id, limit=CONVERSATION_TURNS)
+            cited = list(dict.fromkeys(i for t in turns for i in t.get("sources", [])))[-MEMORY_SOURCES:]
+            chunks = self._retriever().fetch(cited) if cited else []
+            st.update(turns=len(turns), sources=len(chunks))
+        return Context(chunks, turns)
+
+    def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
+        req = state.request
+        conversation = ctx.conversation if self._route(state).type is QueryType.CONVERSATIONAL else None
+        return build_messages(
+            self._route(state).type, req.message, ctx.chunks, conversation, req.extra_context, req.editor_content
+        )
+
+    def _generated(
+        self,
+        state: TurnState,
+        st: dict[str, Any],
+        gen: Generation | None,
+        ctx: Context,
+    ) -> str:
+        """The answer text, from the model or — when every slot is down — without one."""
+        route = self._route(state)
+        if gen is not None:
+            state.degraded += gen.degraded
+            route.model = gen.model
+            st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
+            return gen.text
+        state.degraded.append("llm_unavailable")
+        st.update(model=None, answered_by="extractive")
+        if route.type is QueryType.PLATFORM:
+            return platform_facts(state.request.extra_context)
+        if route.type is QueryType.CONVERSATIONAL:
+            return conversation_recap(ctx.turns)
+        return extractive_answer(ctx.chunks)
+
+    def _finish(self, state: TurnState, text: str, chunks: list[Chunk]) -> Answer:
+        req, route = state.request, self._route(state)
+        sources = _sources(chunks)
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
         stored = NOT_STORED if route.type is QueryType.PLATFORM and "llm_unavailable" in state.degraded else text
-
-        sources = [Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score) for c in chunks]
         with stage(state.stages, "persist") as st:
             entry = IntentEntry(
                 type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence
@@ -132,7 +239,6 @@ class Engine:
                 degraded=state.degraded,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
-
         r = state.retrieval
         retrieval = (
             None
@@ -157,8 +263,6 @@ class Engine:
             answer=text, sources=sources, route=route, retrieval=retrieval, degraded=state.degraded, trace=trace
         )
 
-    def _conversation(self, session_id: str) -> list[dict[str, str]]:
-        msgs: list[dict[str, str]] = []
-        for item in self._store.messages(session_id, limit=CONVERSATION_TURNS):
-            msgs += [{"role": "user", "content": item["message"]}, {"role": "assistant", "content": item["answer"]}]
-        return msgs
+
+def _sources(chunks: list[Chunk]) -> list[Source]:
+    return [Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score) for c in chunks]

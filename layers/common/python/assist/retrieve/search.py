@@ -42,6 +42,14 @@ class Retriever:
         self._table = table
         self._embedder = embedder
 
+    def fetch(self, ids: list[str]) -> list[Chunk]:
+        """Chunks by id, in the order asked (a lookup for cited sources, not a search)."""
+        if not ids:
+            return []
+        where = "id IN (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
+        rows = {r["id"]: r for r in self._table.search().where(where).select(_COLUMNS).limit(len(ids)).to_list()}
+        return [_chunk({**rows[i], "_score": 0.0}, "_score", ["memory"]) for i in ids if i in rows]
+
     def search(self, query: str, k: int = 5) -> RetrievalResult:
         words = fts_text(query)
         degraded: list[str] = []
