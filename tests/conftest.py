@@ -59,11 +59,13 @@ def embedder(base_settings: Settings):
 
 @pytest.fixture(scope="session")
 def docs_index(base_settings: Settings, embedder) -> Settings:
-    """Settings whose index holds docs/ (built once per session)."""
+    """Settings whose index holds docs/. Kept between runs under .assist/: ingest is incremental,
+    so only documents changed since the last run are embedded again."""
     from assist.index.store import ingest
 
-    ingest(DOCS, base_settings, embedder, progress=False)
-    return base_settings
+    s = base_settings.with_(index_uri=str(ROOT / ".assist/test-cache/docs-index"))
+    ingest(DOCS, s, embedder, progress=False)
+    return s
 
 
 @pytest.fixture

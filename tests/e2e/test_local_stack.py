@@ -69,6 +69,18 @@ def test_local_up_serves_asks_and_stops_cleanly(tmp_path, index):
         second = httpx.post(base + "/v1/ask", json={**q, "message": "and for quotas?"}, timeout=60).json()
         assert second["trace"]["history"] == [f'[RETRIEVAL] "{q["message"][:60]}"']
         assert httpx.post(base + "/v1/ask", content=b"{", timeout=10).status_code == 400
+        reached = {**os.environ, **dict(line[7:].split("=", 1) for line in env.stdout.splitlines())}
+        cli = subprocess.run(
+            [str(ASSIST), "ask", "How do I change the light model?", "--session", "e2e-cli", "--stream"],
+            cwd=tmp_path,
+            env=reached,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert cli.returncode == 0, cli.stderr[-2000:]
+        assert "[RETRIEVAL via" in cli.stderr
+        assert "  [1] " in cli.stdout
         assert httpx.get(base + "/schema/openapi.json", timeout=10).json()["paths"]["/v1/ask"]
     finally:
         code, out, err = stop(proc)

@@ -191,3 +191,15 @@ def test_platform_facts_answer_is_not_stored_when_no_model_answers(docs_index: S
     stored = turns(docs_index, docs_index.sessions_table, session_id)
     assert stored
     assert "PRO-7781" not in str(stored)  # ...but they are never written
+
+
+def test_warm_up_loads_each_distinct_slot_model_once(llm_settings, ollama):
+    engine = build_engine(llm_settings.with_(ollama_warm_up=True), client("dynamodb", llm_settings))
+    engine.warm()
+    assert sorted(c.model for c in ollama.calls("/api/chat")) == ["light-model:0.5b", "main-model:1b"]
+    same = build_engine(
+        llm_settings.with_(ollama_warm_up=True, ollama_model_name_conversational=None), client("dynamodb", llm_settings)
+    )
+    ollama.clear()
+    same.warm()
+    assert [c.model for c in ollama.calls("/api/chat")] == ["main-model:1b"]

@@ -36,6 +36,9 @@ def configure(settings: Settings, force: bool = False) -> None:
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )
+    # One INFO line per HTTP call to Ollama or AWS drowns the engine's own events.
+    for noisy in ("httpx", "botocore", "werkzeug"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     _configured = True
 
 

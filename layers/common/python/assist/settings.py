@@ -34,6 +34,7 @@ class Settings:
     ollama_model_name_conversational: str | None = None  # unset: the light slot uses main
     ollama_timeout_s: float = 60.0
     ollama_connect_timeout_s: float = 2.0
+    ollama_warm_up: bool = False  # load both slot models when a container starts
 
     # --- Classification -----------------------------------------------------------
     classifier_confidence_threshold: float = 0.85

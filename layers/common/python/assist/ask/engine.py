@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,10 +65,14 @@ class Engine:
         self._cascade = cascade
         self._slots = slots
         self._retriever = retriever  # a factory: the index is opened on first use, once
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engine")
 
     def warm(self) -> None:
-        """Open the index and load the embedder now rather than on the first question."""
+        """Open the index and load the embedder (and, when configured, both model slots) now
+        rather than on the first question."""
         self._retriever()
+        if self.settings.ollama_warm_up:
+            self._slots.warm_up()
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
@@ -78,8 +83,10 @@ class Engine:
     def classify(self, state: TurnState) -> TurnState:
         req = state.request
         with stage(state.stages, "history") as st:
-            state.turn = self._store.begin_turn(req.session_id, state.owner)
+            # two independent round trips (sessions counter, intent history): overlap them
+            turn = self._pool.submit(self._store.begin_turn, req.session_id, state.owner)
             state.history = self._store.recent_intents(req.session_id)
+            state.turn = turn.result()
             st.update(entries=len(state.history), turn=state.turn)
         with stage(state.stages, "classify") as st:
             state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -22,3 +23,20 @@ def emit(obj: Any) -> None:
     """One JSON object on stdout (progress and logs go to stderr)."""
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
+
+
+def group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+    """The subcommands of group `name` (`assist eval …`, `assist bench …`), created on first use,
+    so several modules can add to one group."""
+    parser = sub.choices.get(name) or sub.add_parser(name, help=help)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action
+    return parser.add_subparsers(dest=f"{name}_cmd", required=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list, rounded for printing."""
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return round(ordered[k], 3)

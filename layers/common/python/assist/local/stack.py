@@ -34,11 +34,7 @@ class MotoServer:
     """moto's threaded server on loopback: real HTTP, in-memory state."""
 
     def __init__(self, port: int | None = None) -> None:
-        import logging
-
         from moto.server import ThreadedMotoServer
-
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access line per AWS call drowns our events
 
         self.port = port or free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)

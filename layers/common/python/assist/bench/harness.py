@@ -1,0 +1,38 @@
+"""What the benchmark commands share: an in-process moto server with the template's tables,
+the docs index, and the Ollama test double from tests/support (a benchmark, like a test,
+needs a model whose speed it controls; the double never serves users)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from assist.aws.resources import TEMPLATE
+from assist.settings import Settings
+
+REPO = TEMPLATE.parent
+
+
+@contextmanager
+def local_parts(settings: Settings, index_dir: Path, docs: Path = REPO / "docs") -> Iterator[Settings]:
+    """A moto server, the tables and bucket, and an index of docs/ (cached, incremental)."""
+    from assist.local.stack import MotoServer, local_settings, prepare
+
+    moto = MotoServer().start()
+    try:
+        s = local_settings(settings, moto.url, str(index_dir))
+        prepare(s, docs, progress=False)
+        yield s
+    finally:
+        moto.stop()
+
+
+def ollama_double(**kwargs: Any) -> Any:
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.support.ollama_server import OllamaTestServer
+
+    return OllamaTestServer(**kwargs)

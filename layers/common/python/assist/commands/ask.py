@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+
+from assist.commands.common import emit, group, settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ask", help="ask one message (in-process engine; reach the local stack with `assist local env`)")
+    p.add_argument("message")
+    p.add_argument("--session", help="session id (default: a new one, printed)")
+    p.add_argument(
+        "--type",
+        dest="query_type",
+        choices=["RETRIEVAL", "CODE_GENERATION", "CONVERSATIONAL", "PLATFORM"],
+        help="caller-declared type: bypasses classification",
+    )
+    p.add_argument("--extra-context", help="account data for PLATFORM questions (never stored)")
+    p.add_argument("--stream", action="store_true", help="print tokens as the model produces them")
+    p.add_argument("--json", action="store_true", help="print the whole answer as one JSON object")
+    p.set_defaults(func=run)
+    register_bench(sub)
+
+
+def run(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from assist.ask.build import build_engine
+    from assist.aws.clients import client
+    from assist.contracts import AskRequest
+
+    s = settings()
+    engine = build_engine(s, client("dynamodb", s))
+    body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
+    body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
+    try:
+        req = msgspec.convert(body, AskRequest)
+    except msgspec.ValidationError as exc:
+        print(f"assist: {exc}", file=sys.stderr)
+        return 2
+    if args.stream and not args.json:
+        import asyncio
+
+        return asyncio.run(_stream(engine, req))
+    answer = msgspec.to_builtins(engine.ask(req))
+    if args.json:
+        emit(answer)
+        return 0
+    _print_route(answer["route"], req.session_id, answer["degraded"])
+    print(answer["answer"])
+    _print_sources(answer["sources"])
+    return 0
+
+
+async def _stream(engine, req) -> int:
+    async for name, data in engine.stream(req):
+        if name == "route":
+            _print_route(data, req.session_id, data["degraded"])
+        elif name == "token":
+            print(data["text"], end="", flush=True)
+        elif name == "done":
+            print()
+            _print_sources(data["sources"])
+            if data["degraded"]:
+                print(f"degraded: {', '.join(data['degraded'])}", file=sys.stderr)
+    return 0
+
+
+def _print_route(route: dict, session: str, degraded: list[str]) -> None:
+    query = f" · query: {route['retrieval_query']}" if route.get("retrieval_query") else ""
+    print(
+        f"[{route['type']} via {route['layer']} ({route['confidence']:.2f}) · {route['model_slot']} "
+        f"{route.get('model', '')} · session {session}{query}]",
+        file=sys.stderr,
+    )
+    if degraded:
+        print(f"degraded: {', '.join(degraded)}", file=sys.stderr)
+
+
+def _print_sources(sources: list[dict]) -> None:
+    for i, src in enumerate(sources, 1):
+        print(f"  [{i}] {src['title']} — {src['heading'] or src['title']} ({src['id']})")
+
+
+def register_bench(sub: argparse._SubParsersAction) -> None:
+    b = group(sub, "bench", "benchmarks that print figures beside their budgets")
+    p = b.add_parser("answer", help="our overhead per type, time to the route event and to the first token")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--token-delay-ms", type=float, default=10.0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run_bench)
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from assist.bench.answer import run as bench
+
+    emit(bench(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms))
+    return 0
