@@ -41,6 +41,8 @@ class Settings:
     classifier_model_path: str | None = None
     classifier_export_threshold: int = 500
     classifier_export_dir: str = ".assist/labels"
+    export_settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
+    export_hash_key: str = field(default="assist-local-export-key", repr=False)  # HMAC key of session hashes
     platform_prefixes: tuple[str, ...] = DEFAULT_PLATFORM_PREFIXES
 
     # --- Retrieval ----------------------------------------------------------------

@@ -244,6 +244,7 @@ class Engine:
                 owner=state.owner,
                 sources=[x.id for x in sources],
                 degraded=state.degraded,
+                history=state.history,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
         r = state.retrieval

@@ -26,6 +26,9 @@ log = get_logger(__name__)
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 HEADER_TURN = 0
+EXPORT_INDEX = "by-export-day"
+EXPORT_DAY = "export_day"
+EXPORT_KEY = "export_key"
 
 
 class TurnConflict(RuntimeError):
@@ -43,6 +46,12 @@ class Turn:
     owner: str = "anonymous"
     sources: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
+    history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
+
+
+def export_key(created_at: str, session_id: str, turn: int) -> str:
+    """Sorts by time within a day; unique per turn."""
+    return f"{created_at}#{session_id}#{turn:08d}"
 
 
 def topic_of(message: str) -> str:
@@ -156,6 +165,10 @@ class SessionStore:
             "confidence": Decimal(str(round(turn.entry.confidence, 4))),
             "created_at": now,
             "expires_at": expires,
+            "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
+            # the export index: "entries of day D after key K" is one Query, never a scan
+            EXPORT_DAY: now[:10],
+            EXPORT_KEY: export_key(now, turn.session_id, turn.number),
         }
         cond = "attribute_not_exists(session_id)"
         return [

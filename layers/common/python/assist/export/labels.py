@@ -1,0 +1,248 @@
+"""Incremental export of classified turns as labeled JSONL (the data flywheel's first half).
+
+"New since the watermark" is a Query per day on the intent-history table's `by-export-day`
+index, never a scan. Exactly one copy of every record, whatever crashes:
+
+1. the range to export (watermark → now − settle time) and its part names are recorded as
+   `pending` on the watermark item, with a conditional update;
+2. the parts are written (names are derived from the range, so a re-run overwrites them);
+3. the watermark moves to the end of the range and `pending` is removed, conditionally.
+
+A run that finds `pending` redoes exactly that range. The settle time keeps entries whose
+index copy may still be on its way (GSIs are eventually consistent) for the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from assist.errors import AssistError
+from assist.export.redact import redact
+from assist.logs import get_logger
+from assist.memory.store import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY
+
+if TYPE_CHECKING:
+    from assist.export.sink import Sink
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+WATERMARK_KEY = {"session_id": {"S": "#export"}, "turn": {"N": "0"}}  # '#' never starts a user session id
+SCHEMA_VERSION = 1
+
+
+class ExportBusy(AssistError):
+    """Another export holds the watermark (its pending range is not this run's)."""
+
+
+@dataclass
+class ExportResult:
+    sessions: int
+    records: int
+    files: list[str]
+    watermark: str
+    exported: bool
+    read_units: float = 0.0
+    seconds: float = 0.0
+    resumed: bool = False
+    threshold: int = 0
+    skipped_missing: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def session_hash(session_id: str, key: str) -> str:
+    return hmac.new(key.encode(), session_id.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def part_name(day: str, start: str, end: str) -> str:
+    digest = hashlib.sha256(f"{start}|{end}".encode()).hexdigest()[:16]
+    return f"date={day}/part-{digest}.jsonl"
+
+
+class LabelExporter:
+    def __init__(self, settings: Settings, dynamodb: Any, sink: Sink) -> None:
+        self._s = settings
+        self._db = dynamodb
+        self._sink = sink
+        self.read_units = 0.0
+
+    def run(self, force: bool = False, now: datetime | None = None) -> ExportResult:
+        t0 = time.perf_counter()
+        now = now or datetime.now(UTC)
+        mark = self._watermark()
+        pending = mark.get("pending")
+        start = (
+            pending["start"]
+            if pending
+            else mark.get("watermark") or _iso(now - timedelta(days=self._s.session_ttl_days))
+        )
+        end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export_settle_s))
+        entries = self._entries(start, end) if end > start else []
+        sessions = {e["session_id"]["S"] for e in entries}
+        result = ExportResult(
+            sessions=len(sessions),
+            records=0,
+            files=[],
+            watermark=mark.get("watermark", ""),
+            exported=False,
+            threshold=self._s.classifier_export_threshold,
+            resumed=bool(pending),
+        )
+        below = not force and len(sessions) < self._s.classifier_export_threshold
+        if not pending and (not entries or below):  # a pending range is always finished, even if empty
+            return self._done(result, t0)
+
+        records, missing = self._records(entries)
+        parts: dict[str, list[str]] = {}
+        for rec in records:
+            parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
+        if not pending:
+            self._claim(mark.get("watermark"), start, end, sorted(parts))
+        for name, lines in sorted(parts.items()):
+            result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
+            log.info("export.part_written", part=name, records=len(lines))
+        self._commit(end)
+        result.records, result.watermark, result.exported, result.skipped_missing = len(records), end, True, missing
+        return self._done(result, t0)
+
+    # -- DynamoDB -------------------------------------------------------------------
+    def _watermark(self) -> dict[str, Any]:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        item = self._db.get_item(
+            TableName=self._s.intent_history_table,
+            Key=WATERMARK_KEY,
+            ConsistentRead=True,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        self._count(item)
+        de = TypeDeserializer()
+        return {k: de.deserialize(v) for k, v in item.get("Item", {}).items()}
+
+    def _entries(self, start: str, end: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        day = datetime.fromisoformat(start[:10]).date()
+        while day.isoformat() <= end[:10]:
+            kwargs: dict[str, Any] = {
+                "TableName": self._s.intent_history_table,
+                "IndexName": EXPORT_INDEX,
+                "KeyConditionExpression": "#d = :d AND #k BETWEEN :a AND :b",
+                "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
+                "ExpressionAttributeValues": {":d": {"S": day.isoformat()}, ":a": {"S": start}, ":b": {"S": end}},
+                "ReturnConsumedCapacity": "TOTAL",
+            }
+            while True:
+                page = self._db.query(**kwargs)
+                self._count(page)
+                out += [i for i in page.get("Items", []) if start < i[EXPORT_KEY]["S"] < end]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            day += timedelta(days=1)
+        return out
+
+    def _messages(self, entries: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+        keys = [{"session_id": e["session_id"], "turn": e["turn"]} for e in entries]
+        found: dict[tuple[str, str], str] = {}
+        for i in range(0, len(keys), 100):
+            request = {
+                self._s.sessions_table: {"Keys": keys[i : i + 100], "ProjectionExpression": "session_id, turn, message"}
+            }
+            while request:
+                resp = self._db.batch_get_item(RequestItems=request, ReturnConsumedCapacity="TOTAL")
+                self._count(resp)
+                for it in resp.get("Responses", {}).get(self._s.sessions_table, []):
+                    found[(it["session_id"]["S"], it["turn"]["N"])] = it["message"]["S"]
+                request = resp.get("UnprocessedKeys") or {}
+        return found
+
+    def _records(self, entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        de = TypeDeserializer()
+        messages = self._messages(entries)
+        records, missing = [], 0
+        for raw in sorted(entries, key=lambda e: e[EXPORT_KEY]["S"]):
+            e = {k: de.deserialize(v) for k, v in raw.items()}
+            text = messages.get((e["session_id"], str(e["turn"])))
+            if text is None:  # the transaction writes both items; this means the session row expired first
+                missing += 1
+                continue
+            sid = session_hash(e["session_id"], self._s.export_hash_key)
+            records.append(
+                {
+                    "schema": SCHEMA_VERSION,
+                    "id": f"{sid}:{int(e['turn'])}",
+                    "session": sid,
+                    "turn": int(e["turn"]),
+                    "time": e["created_at"],
+                    "message": redact(text),
+                    "type": e["type"],
+                    "layer": e["layer"],
+                    "confidence": float(e["confidence"]),
+                    # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
+                    "self_labeled": e["layer"] == "embedding",
+                    "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
+                }
+            )
+        return records, missing
+
+    def _claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        cond = "attribute_not_exists(pending) AND " + (
+            "watermark = :current" if current else "attribute_not_exists(watermark)"
+        )
+        values: dict[str, Any] = {
+            ":p": {"M": {"start": {"S": start}, "end": {"S": end}, "parts": {"L": [{"S": p} for p in parts]}}}
+        }
+        if current:
+            values[":current"] = {"S": current}
+        try:
+            self._db.update_item(
+                TableName=self._s.intent_history_table,
+                Key=WATERMARK_KEY,
+                UpdateExpression="SET pending = :p",
+                ConditionExpression=cond,
+                ExpressionAttributeValues=values,
+            )
+        except self._db.exceptions.ConditionalCheckFailedException as exc:
+            raise ExportBusy(
+                "another export is running (the watermark moved or holds a pending range); retry later"
+            ) from exc
+
+    def _commit(self, end: str) -> None:
+        self._db.update_item(
+            TableName=self._s.intent_history_table,
+            Key=WATERMARK_KEY,
+            UpdateExpression="SET watermark = :end, exported_at = :now REMOVE pending",
+            ConditionExpression="pending.#e = :end",
+            ExpressionAttributeNames={"#e": "end"},
+            ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": _iso(datetime.now(UTC))}},
+        )
+
+    def _count(self, resp: dict[str, Any]) -> None:
+        cc = resp.get("ConsumedCapacity")
+        for c in cc if isinstance(cc, list) else [cc] if cc else []:
+            self.read_units += float(c.get("CapacityUnits", 0.0))
+
+    def _done(self, result: ExportResult, t0: float) -> ExportResult:
+        result.read_units = round(self.read_units, 2)
+        result.seconds = round(time.perf_counter() - t0, 3)
+        log.info(
+            "export.finished",
+            exported=result.exported,
+            sessions=result.sessions,
+            records=result.records,
+            files=len(result.files),
+            watermark=result.watermark,
+            read_units=result.read_units,
+        )
+        return result
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,66 @@
+"""Where label parts go: a local directory or an s3:// prefix. Each write is all-or-nothing:
+a reader never sees half a part (local: temp file + rename; S3: one PutObject)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Sink(Protocol):
+    uri: str
+
+    def write(self, name: str, data: bytes) -> str: ...
+
+    def read(self, name: str) -> bytes: ...
+
+    def names(self) -> list[str]: ...
+
+
+class LocalSink:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.uri = str(self.root)
+
+    def write(self, name: str, data: bytes) -> str:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+        return str(path)
+
+    def read(self, name: str) -> bytes:
+        return (self.root / name).read_bytes()
+
+    def names(self) -> list[str]:
+        if not self.root.exists():
+            return []
+        return sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("*.jsonl") if p.is_file())
+
+
+class S3Sink:
+    def __init__(self, uri: str, s3: Any) -> None:
+        bucket, _, prefix = uri[5:].partition("/")
+        self.uri, self._bucket, self._prefix, self._s3 = uri, bucket, prefix.strip("/"), s3
+
+    def _key(self, name: str) -> str:
+        return f"{self._prefix}/{name}" if self._prefix else name
+
+    def write(self, name: str, data: bytes) -> str:
+        self._s3.put_object(Bucket=self._bucket, Key=self._key(name), Body=data, ContentType="application/x-ndjson")
+        return f"s3://{self._bucket}/{self._key(name)}"
+
+    def read(self, name: str) -> bytes:
+        return self._s3.get_object(Bucket=self._bucket, Key=self._key(name))["Body"].read()
+
+    def names(self) -> list[str]:
+        out: list[str] = []
+        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=self._prefix):
+            out += [o["Key"][len(self._prefix) + 1 if self._prefix else 0 :] for o in page.get("Contents", [])]
+        return sorted(n for n in out if n.endswith(".jsonl"))
+
+
+def open_sink(uri: str, s3: Any = None) -> Sink:
+    return S3Sink(uri, s3) if uri.startswith("s3://") else LocalSink(uri)
