@@ -18,10 +18,11 @@ import hashlib
 import hmac
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from assist.aws.capacity import batch_get_units, query_units
 from assist.errors import AssistError
 from assist.export.redact import redact
 from assist.logs import get_logger
@@ -51,8 +52,6 @@ class ExportResult:
     seconds: float = 0.0
     resumed: bool = False
     threshold: int = 0
-    skipped_missing: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def session_hash(session_id: str, key: str) -> str:
@@ -97,7 +96,7 @@ class LabelExporter:
         if not pending and (not entries or below):  # a pending range is always finished, even if empty
             return self._done(result, t0)
 
-        records, missing = self._records(entries)
+        records = self._records(entries)
         parts: dict[str, list[str]] = {}
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
@@ -107,7 +106,7 @@ class LabelExporter:
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))
         self._commit(end)
-        result.records, result.watermark, result.exported, result.skipped_missing = len(records), end, True, missing
+        result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
 
     # -- DynamoDB -------------------------------------------------------------------
@@ -118,9 +117,8 @@ class LabelExporter:
             TableName=self._s.intent_history_table,
             Key=WATERMARK_KEY,
             ConsistentRead=True,
-            ReturnConsumedCapacity="TOTAL",
         )
-        self._count(item)
+        self.read_units += batch_get_units([item["Item"]], consistent=True) if "Item" in item else 1.0
         de = TypeDeserializer()
         return {k: de.deserialize(v) for k, v in item.get("Item", {}).items()}
 
@@ -134,11 +132,10 @@ class LabelExporter:
                 "KeyConditionExpression": "#d = :d AND #k BETWEEN :a AND :b",
                 "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
                 "ExpressionAttributeValues": {":d": {"S": day.isoformat()}, ":a": {"S": start}, ":b": {"S": end}},
-                "ReturnConsumedCapacity": "TOTAL",
             }
             while True:
                 page = self._db.query(**kwargs)
-                self._count(page)
+                self.read_units += query_units(page.get("Items", []))
                 out += [i for i in page.get("Items", []) if start < i[EXPORT_KEY]["S"] < end]
                 if "LastEvaluatedKey" not in page:
                     break
@@ -146,33 +143,13 @@ class LabelExporter:
             day += timedelta(days=1)
         return out
 
-    def _messages(self, entries: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
-        keys = [{"session_id": e["session_id"], "turn": e["turn"]} for e in entries]
-        found: dict[tuple[str, str], str] = {}
-        for i in range(0, len(keys), 100):
-            request = {
-                self._s.sessions_table: {"Keys": keys[i : i + 100], "ProjectionExpression": "session_id, turn, message"}
-            }
-            while request:
-                resp = self._db.batch_get_item(RequestItems=request, ReturnConsumedCapacity="TOTAL")
-                self._count(resp)
-                for it in resp.get("Responses", {}).get(self._s.sessions_table, []):
-                    found[(it["session_id"]["S"], it["turn"]["N"])] = it["message"]["S"]
-                request = resp.get("UnprocessedKeys") or {}
-        return found
-
-    def _records(self, entries: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from boto3.dynamodb.types import TypeDeserializer
 
         de = TypeDeserializer()
-        messages = self._messages(entries)
-        records, missing = [], 0
+        records = []
         for raw in sorted(entries, key=lambda e: e[EXPORT_KEY]["S"]):
             e = {k: de.deserialize(v) for k, v in raw.items()}
-            text = messages.get((e["session_id"], str(e["turn"])))
-            if text is None:  # the transaction writes both items; this means the session row expired first
-                missing += 1
-                continue
             sid = session_hash(e["session_id"], self._s.export_hash_key)
             records.append(
                 {
@@ -181,7 +158,7 @@ class LabelExporter:
                     "session": sid,
                     "turn": int(e["turn"]),
                     "time": e["created_at"],
-                    "message": redact(text),
+                    "message": redact(e["message"]),
                     "type": e["type"],
                     "layer": e["layer"],
                     "confidence": float(e["confidence"]),
@@ -190,7 +167,7 @@ class LabelExporter:
                     "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
                 }
             )
-        return records, missing
+        return records
 
     def _claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
         cond = "attribute_not_exists(pending) AND " + (
@@ -223,11 +200,6 @@ class LabelExporter:
             ExpressionAttributeNames={"#e": "end"},
             ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": _iso(datetime.now(UTC))}},
         )
-
-    def _count(self, resp: dict[str, Any]) -> None:
-        cc = resp.get("ConsumedCapacity")
-        for c in cc if isinstance(cc, list) else [cc] if cc else []:
-            self.read_units += float(c.get("CapacityUnits", 0.0))
 
     def _done(self, result: ExportResult, t0: float) -> ExportResult:
         result.read_units = round(self.read_units, 2)

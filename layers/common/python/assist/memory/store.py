@@ -142,8 +142,18 @@ class SessionStore:
         raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
 
     def _puts(self, turn: Turn) -> list[dict[str, Any]]:
-        now = datetime.now(UTC).isoformat(timespec="milliseconds")
-        expires = int(time.time()) + self._ttl_s
+        session_item, history_item = self.items(turn)
+        cond = "attribute_not_exists(session_id)"
+        return [
+            {"Put": {"TableName": self._sessions, "Item": session_item, "ConditionExpression": cond}},
+            {"Put": {"TableName": self._history, "Item": history_item, "ConditionExpression": cond}},
+        ]
+
+    def items(self, turn: Turn, at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The turn's sessions item and intent-history item, typed for the DynamoDB API."""
+        when = at or datetime.now(UTC)
+        now = when.isoformat(timespec="milliseconds")
+        expires = int(when.timestamp()) + self._ttl_s
         key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
         session_item = {
             **key,
@@ -166,15 +176,13 @@ class SessionStore:
             "created_at": now,
             "expires_at": expires,
             "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
+            # the message again: the label export then reads one Query per day and no second table
+            "message": turn.message,
             # the export index: "entries of day D after key K" is one Query, never a scan
             EXPORT_DAY: now[:10],
             EXPORT_KEY: export_key(now, turn.session_id, turn.number),
         }
-        cond = "attribute_not_exists(session_id)"
-        return [
-            {"Put": {"TableName": self._sessions, "Item": self._typed(session_item), "ConditionExpression": cond}},
-            {"Put": {"TableName": self._history, "Item": self._typed(history_item), "ConditionExpression": cond}},
-        ]
+        return self._typed(session_item), self._typed(history_item)
 
     def _typed(self, item: dict[str, Any]) -> dict[str, Any]:
         return {k: self._ser.serialize(v) for k, v in item.items() if v is not None}
