@@ -203,3 +203,15 @@ def test_warm_up_loads_each_distinct_slot_model_once(llm_settings, ollama):
     ollama.clear()
     same.warm()
     assert [c.model for c in ollama.calls("/api/chat")] == ["main-model:1b"]
+
+
+def test_another_owners_session_is_not_found(llm_settings, session_id):
+    from assist.contracts import AskRequest
+    from assist.memory.store import SessionNotFound
+
+    engine = build_engine(llm_settings, client("dynamodb", llm_settings))
+    engine.ask(AskRequest(session_id=session_id, message="my question"), owner="alice")
+    with pytest.raises(SessionNotFound, match="not found"):
+        engine.ask(AskRequest(session_id=session_id, message="let me in"), owner="mallory")
+    assert len(turns(llm_settings, llm_settings.sessions_table, session_id)) == 1
+    assert engine.ask(AskRequest(session_id=session_id, message="again"), owner="alice").trace["stages"][0]["turn"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
@@ -12,8 +13,9 @@ from litestar.openapi import OpenAPIConfig
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
-from assist.contracts import Answer, AskRequest, InvalidRequest, check_ask
+from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
 from assist.logs import get_logger
+from assist.memory.store import SessionNotFound
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -29,8 +31,9 @@ def create_app(engine: Engine) -> Litestar:
     @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
     async def ask_stream(data: AskRequest) -> ServerSentEvent:
         # Limits are checked before the stream opens, so bad input is a 400, not an `error` event.
-        check_ask(data, engine.settings.max_message_chars, engine.settings.max_extra_context_chars)
-        return ServerSentEvent(_events(engine, data))
+        # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
+        state = await anyio.to_thread.run_sync(engine.prepare, data)
+        return ServerSentEvent(_events(engine, state))
 
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
@@ -40,6 +43,7 @@ def create_app(engine: Engine) -> Litestar:
         route_handlers=[ask, ask_stream, healthz],
         exception_handlers={
             InvalidRequest: _bad_request,
+            SessionNotFound: _not_found,
             ValidationException: _validation,
             ClientException: _client_error,
             Exception: _unexpected,
@@ -49,9 +53,9 @@ def create_app(engine: Engine) -> Litestar:
     )
 
 
-async def _events(engine: Engine, data: AskRequest) -> AsyncIterator[ServerSentEventMessage]:
+async def _events(engine: Engine, state: TurnState) -> AsyncIterator[ServerSentEventMessage]:
     try:
-        async for name, payload in engine.stream(data):
+        async for name, payload in engine.stream(state):
             yield ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
@@ -64,6 +68,10 @@ def _safe_detail(exc: Exception) -> str:
 
 def _bad_request(request: Request, exc: InvalidRequest) -> Response[dict[str, Any]]:
     return Response({"status_code": 400, "detail": str(exc)}, status_code=HTTP_400_BAD_REQUEST)
+
+
+def _not_found(request: Request, exc: SessionNotFound) -> Response[dict[str, Any]]:
+    return Response({"status_code": 404, "detail": str(exc)}, status_code=404)
 
 
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:

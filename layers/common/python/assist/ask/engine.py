@@ -136,8 +136,8 @@ class Engine:
             text = self._generated(state, st, gen, ctx)
         return self._finish(state, text, ctx.chunks)
 
-    async def stream(self, req: AskRequest, owner: str = "anonymous") -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        """Two phases: a `route` event once classify+retrieve are done, then `token`s, then `done`.
+    async def stream(self, state: TurnState) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """Phase 2 of a prepared turn: the `route` event at once, then `token`s, then `done`.
 
         If the consumer goes away mid-stream, the model stream is closed and the turn is still
         written (with what was generated so far and `client_disconnected`).
@@ -145,7 +145,7 @@ class Engine:
         import anyio
         import msgspec
 
-        state = await anyio.to_thread.run_sync(self.prepare, req, owner)
+        req = state.request
         ctx = await anyio.to_thread.run_sync(self._context, state)
         route = self._route(state)
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]

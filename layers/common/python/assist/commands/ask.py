@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _stream(engine, req) -> int:
-    async for name, data in engine.stream(req):
+    async for name, data in engine.stream(engine.prepare(req)):
         if name == "route":
             _print_route(data, req.session_id, data["degraded"])
         elif name == "token":

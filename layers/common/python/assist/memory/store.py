@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from assist.contracts import IntentEntry, QueryType
+from assist.errors import AssistError
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -29,6 +30,13 @@ HEADER_TURN = 0
 EXPORT_INDEX = "by-export-day"
 EXPORT_DAY = "export_day"
 EXPORT_KEY = "export_key"
+
+
+class SessionNotFound(AssistError, LookupError):
+    """No such session for this caller (another owner's session looks exactly like a missing one)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} not found")
 
 
 class TurnConflict(RuntimeError):
@@ -104,23 +112,42 @@ class SessionStore:
 
     # -- writes ------------------------------------------------------------------
     def begin_turn(self, session_id: str, owner: str) -> int:
-        """Take the session's next turn number (atomic counter on the header item)."""
+        """Take the session's next turn number (atomic counter on the header item).
+
+        The first turn makes the caller the session's owner; anyone else gets SessionNotFound,
+        exactly as for a session that does not exist (no hint that it does)."""
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
-        resp = self._db.update_item(
+        try:
+            resp = self._db.update_item(
+                TableName=self._sessions,
+                Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
+                UpdateExpression="ADD turns :one SET #o = if_not_exists(#o, :owner), "
+                "created_at = if_not_exists(created_at, :now), expires_at = :exp",
+                ConditionExpression="attribute_not_exists(#o) OR #o = :owner",
+                ExpressionAttributeNames={"#o": "owner"},
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":owner": {"S": owner},
+                    ":now": {"S": now},
+                    ":exp": {"N": str(int(time.time()) + self._ttl_s)},
+                },
+                ReturnValues="UPDATED_NEW",
+            )
+        except self._db.exceptions.ConditionalCheckFailedException as exc:
+            log.warning("memory.owner_refused", session_id=session_id)
+            raise SessionNotFound(session_id) from exc
+        return int(resp["Attributes"]["turns"]["N"])
+
+    def owned_turns(self, session_id: str, owner: str, limit: int = 100) -> list[dict[str, Any]]:
+        """The session's turns, oldest first, for its owner only (SessionNotFound otherwise)."""
+        header = self._db.get_item(
             TableName=self._sessions,
             Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
-            UpdateExpression="ADD turns :one SET #o = if_not_exists(#o, :owner), "
-            "created_at = if_not_exists(created_at, :now), expires_at = :exp",
-            ExpressionAttributeNames={"#o": "owner"},
-            ExpressionAttributeValues={
-                ":one": {"N": "1"},
-                ":owner": {"S": owner},
-                ":now": {"S": now},
-                ":exp": {"N": str(int(time.time()) + self._ttl_s)},
-            },
-            ReturnValues="UPDATED_NEW",
-        )
-        return int(resp["Attributes"]["turns"]["N"])
+            ConsistentRead=True,
+        ).get("Item")
+        if not header or header.get("owner", {}).get("S") != owner:
+            raise SessionNotFound(session_id)
+        return self.messages(session_id, limit=limit)
 
     def append_turn(self, turn: Turn) -> bool:
         """Write the turn to both tables; False when this very request was already written (a retry)."""
