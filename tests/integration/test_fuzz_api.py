@@ -46,7 +46,8 @@ def fuzz(base: str, schema, examples: int) -> dict[str, int]:
         def run(case) -> None:
             response = case.call(base_url=base, timeout=30)
             seen[str(response.status_code)] = seen.get(str(response.status_code), 0) + 1
-            assert response.status_code < 500, f"{case.method} {case.path} → {response.status_code}: {response.text[:300]}"
+            where = f"{case.method} {case.path} → {response.status_code}"
+            assert response.status_code < 500, f"{where}: {response.text[:200]}"
             if 400 <= response.status_code < 500:
                 assert response.json().get("detail"), f"a 4xx must say what is wrong: {response.text[:300]}"
 
