@@ -43,6 +43,7 @@ def base_settings(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> Se
         index_uri=str(tmp_path_factory.mktemp("index")),
         ollama_host="http://127.0.0.1:9",  # discard port: refused at once, i.e. "no Ollama"
         log_format="console",
+        local_mode=True,  # the X-Assist-User dev header names the caller
         **LOCAL_CREDENTIALS,
     )
     configure(s)

@@ -215,3 +215,41 @@ def test_another_owners_session_is_not_found(llm_settings, session_id):
         engine.ask(AskRequest(session_id=session_id, message="let me in"), owner="mallory")
     assert len(turns(llm_settings, llm_settings.sessions_table, session_id)) == 1
     assert engine.ask(AskRequest(session_id=session_id, message="again"), owner="alice").trace["stages"][0]["turn"] == 2
+
+
+def test_sessions_are_private_to_their_owner_on_every_route(api, session_id):
+    alice, mallory = {"X-Assist-User": "alice"}, {"X-Assist-User": "mallory"}
+    body = {"session_id": session_id, "message": "What is the intent history?"}
+    assert httpx.post(api + "/v1/ask", json=body, headers=alice, timeout=30).status_code == 200
+    refused = {
+        "ask": httpx.post(api + "/v1/ask", json=body, headers=mallory, timeout=30),
+        "stream": httpx.post(api + "/v1/ask/stream", json=body, headers=mallory, timeout=30),
+        "transcript": httpx.get(f"{api}/v1/sessions/{session_id}", headers=mallory, timeout=30),
+    }
+    missing = httpx.get(api + "/v1/sessions/never-existed", headers=mallory, timeout=30)
+    for name, r in refused.items():
+        assert r.status_code == 404, name
+        assert r.json()["detail"] == missing.json()["detail"].replace("never-existed", session_id), "no hint it exists"
+    own = httpx.get(f"{api}/v1/sessions/{session_id}", headers=alice, timeout=30).json()
+    assert [t["message"] for t in own["turns"]] == ["What is the intent history?"]
+    assert [i["turn"] for i in own["intents"]] == [1]
+    assert "local:alice" not in str(own)  # the owner is never returned
+
+
+def test_a_bad_identity_header_is_a_400(api):
+    r = httpx.post(api + "/v1/ask", json={"session_id": "s", "message": "x"}, headers={"X-Assist-User": "a b"})
+    assert r.status_code == 400
+    assert "X-Assist-User" in r.text or "x-assist-user" in r.text
+
+
+def test_without_local_mode_an_anonymous_caller_is_refused(docs_index, session_id):
+    engine = build_engine(docs_index.with_(local_mode=False), client("dynamodb", docs_index))
+    with serve(create_app(engine)) as base:
+        r = httpx.post(
+            base + "/v1/ask",
+            json={"session_id": session_id, "message": "hi"},
+            headers={"X-Assist-User": "alice"},
+            timeout=30,
+        )
+    assert r.status_code == 401
+    assert "JWT authorizer" in r.json()["detail"]

@@ -103,6 +103,32 @@ def to_builtins(obj: Any) -> Any:
     return msgspec.to_builtins(obj)
 
 
+class TranscriptTurn(msgspec.Struct):
+    turn: int
+    message: str
+    answer: str
+    type: QueryType
+    sources: list[str]
+    degraded: list[str]
+    created_at: str
+
+
+class TranscriptIntent(msgspec.Struct):
+    turn: int
+    type: QueryType
+    topic: str
+    layer: str
+    confidence: float
+
+
+class Transcript(msgspec.Struct):
+    """A session as its owner may read it back (no owner, no request ids)."""
+
+    session_id: str
+    turns: list[TranscriptTurn]
+    intents: list[TranscriptIntent]
+
+
 class InvalidRequest(ValueError):
     """The request is well-formed JSON of the right shape but breaks a documented limit."""
 

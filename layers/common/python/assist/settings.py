@@ -65,6 +65,8 @@ class Settings:
     session_ttl_days: int = 30
 
     # --- API ----------------------------------------------------------------------
+    local_mode: bool = False  # set by `assist local up`: accepts the X-Assist-User dev header
+    trusted_identity_header: str | None = None  # a container behind an authenticating proxy
     max_message_chars: int = 8000
     max_extra_context_chars: int = 16000
 

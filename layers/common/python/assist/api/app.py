@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,8 @@ from litestar.openapi import OpenAPIConfig
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
-from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
+from assist.api.identity import caller
+from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, TurnState
 from assist.logs import get_logger
 from assist.memory.store import SessionNotFound
 
@@ -24,23 +26,30 @@ log = get_logger(__name__)
 
 
 def create_app(engine: Engine) -> Litestar:
+    settings = engine.settings
+
     @post("/v1/ask", sync_to_thread=True, status_code=200, summary="Answer one message of a session")
-    def ask(data: AskRequest) -> Answer:
-        return engine.ask(data)
+    def ask(data: AskRequest, request: Request) -> Answer:
+        return engine.ask(data, owner=caller(request, settings))
 
     @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
-    async def ask_stream(data: AskRequest) -> ServerSentEvent:
-        # Limits are checked before the stream opens, so bad input is a 400, not an `error` event.
+    async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
         # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
-        state = await anyio.to_thread.run_sync(engine.prepare, data)
+        state = await anyio.to_thread.run_sync(engine.prepare, data, caller(request, settings))
         return ServerSentEvent(_events(engine, state))
+
+    @get("/v1/sessions/{session_id:str}", sync_to_thread=True, summary="A session's turns and intents, for its owner")
+    def session(session_id: str, request: Request) -> Transcript:
+        if not re.match(SESSION_ID_PATTERN, session_id):
+            raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
+        return engine.transcript(session_id, caller(request, settings))
 
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     return Litestar(
-        route_handlers=[ask, ask_stream, healthz],
+        route_handlers=[ask, ask_stream, session, healthz],
         exception_handlers={
             InvalidRequest: _bad_request,
             SessionNotFound: _not_found,

@@ -12,12 +12,28 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.prompts import build_messages
-from assist.contracts import Answer, AskRequest, Chunk, IntentEntry, QueryType, Route, Source, TurnState, check_ask
+from assist.contracts import (
+    Answer,
+    AskRequest,
+    Chunk,
+    IntentEntry,
+    QueryType,
+    Route,
+    Source,
+    Transcript,
+    TranscriptIntent,
+    TranscriptTurn,
+    TurnState,
+    check_ask,
+)
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, topic_of
@@ -34,6 +50,8 @@ log = get_logger(__name__)
 CONVERSATION_TURNS = 6  # the bounded memory window given to CONVERSATIONAL answers
 MEMORY_SOURCES = 8
 NOT_STORED = "(account facts from extra_context, not stored)"
+TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at")
+TRANSCRIPT_INTENT = ("turn", "type", "topic", "layer", "confidence")
 
 
 @dataclass
@@ -73,6 +91,14 @@ class Engine:
         self._retriever()
         if self.settings.ollama_warm_up:
             self._slots.warm_up()
+
+    def transcript(self, session_id: str, owner: str) -> Transcript:
+        turns, intents = self._store.transcript(session_id, owner)
+        return Transcript(
+            session_id=session_id,
+            turns=[_convert(t, TRANSCRIPT_TURN, TranscriptTurn) for t in turns],
+            intents=[_convert(i, TRANSCRIPT_INTENT, TranscriptIntent) for i in intents],
+        )
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
@@ -274,3 +300,9 @@ class Engine:
 
 def _sources(chunks: list[Chunk]) -> list[Source]:
     return [Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score) for c in chunks]
+
+
+def _convert(item: dict[str, Any], keys: tuple[str, ...], typ: type) -> Any:
+    """DynamoDB numbers arrive as Decimal; turns are ints, confidences floats."""
+    plain = {k: (float(v) if isinstance(v, Decimal) else v) for k in keys if (v := item.get(k)) is not None}
+    return msgspec.convert(plain, typ, strict=False)

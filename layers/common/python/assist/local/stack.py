@@ -53,7 +53,9 @@ def export_lines(settings: Settings) -> str:
 
 
 def local_settings(settings: Settings, endpoint: str, index: str | None) -> Settings:
-    return settings.with_(aws_endpoint_url=endpoint, index_uri=index or settings.index_uri, **LOCAL_CREDENTIALS)
+    return settings.with_(
+        aws_endpoint_url=endpoint, index_uri=index or settings.index_uri, local_mode=True, **LOCAL_CREDENTIALS
+    )
 
 
 def prepare(settings: Settings, docs: Path, progress: bool = True) -> None:

@@ -138,8 +138,8 @@ class SessionStore:
             raise SessionNotFound(session_id) from exc
         return int(resp["Attributes"]["turns"]["N"])
 
-    def owned_turns(self, session_id: str, owner: str, limit: int = 100) -> list[dict[str, Any]]:
-        """The session's turns, oldest first, for its owner only (SessionNotFound otherwise)."""
+    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
+        """The session's turns and intent entries, oldest first, for its owner only."""
         header = self._db.get_item(
             TableName=self._sessions,
             Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
@@ -147,7 +147,14 @@ class SessionStore:
         ).get("Item")
         if not header or header.get("owner", {}).get("S") != owner:
             raise SessionNotFound(session_id)
-        return self.messages(session_id, limit=limit)
+        intents = self._db.query(
+            TableName=self._history,
+            KeyConditionExpression="session_id = :s",
+            ExpressionAttributeValues={":s": {"S": session_id}},
+            Limit=limit,
+            ConsistentRead=True,
+        ).get("Items", [])
+        return self.messages(session_id, limit=limit), [self._plain(i) for i in intents]
 
     def append_turn(self, turn: Turn) -> bool:
         """Write the turn to both tables; False when this very request was already written (a retry)."""
