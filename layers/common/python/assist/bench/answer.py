@@ -61,7 +61,7 @@ def run(settings: Settings, rounds: int = 10, token_delay_ms: float = 10.0) -> d
         s = s.with_(ollama_host=llm.url, ollama_model_name="bench-main", ollama_model_name_conversational="bench-light")
         engine = build_engine(s, client("dynamodb", s))
         engine.warm()
-        base, stop = _serve(create_app(engine))
+        base, stop = serve_in_thread(create_app(engine))
         try:
             with httpx.Client(base_url=base, timeout=60) as http:
                 for r in range(rounds + 1):  # round 0 warms every path and is not counted
@@ -134,7 +134,7 @@ def _ask(http: Any, session: str, message: str) -> dict[str, Any]:
     }
 
 
-def _serve(app: Any) -> tuple[str, Any]:
+def serve_in_thread(app: Any) -> tuple[str, Any]:
     import uvicorn
 
     from assist.local.stack import free_port
