@@ -51,6 +51,7 @@ class Settings:
     embedder: str = "minilm"  # "minilm" (local ONNX) or "ollama:<model>"
     embed_model_dir: str = ".assist/models/all-MiniLM-L6-v2"
     retrieve_top_k: int = 5
+    retrieve_timeout_s: float = 5.0  # past this the answer goes on without passages (`index_timeout`)
 
     # --- Storage (DynamoDB, S3) ---------------------------------------------------
     sessions_table: str = "assist-sessions"

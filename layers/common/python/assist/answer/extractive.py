@@ -16,8 +16,12 @@ def first_sentences(text: str, n: int = 2, max_chars: int = 400) -> str:
     return out if len(out) <= max_chars else out[: max_chars - 1].rsplit(" ", 1)[0] + "…"
 
 
-def extractive_answer(chunks: list[Chunk], limit: int = 3) -> str:
+def extractive_answer(chunks: list[Chunk], limit: int = 3, index_down: bool = False) -> str:
     if not chunks:
+        if index_down:
+            return (
+                "The language model and the documentation index are both unavailable right now; please retry shortly."
+            )
         return "The language model is unavailable and no documentation passage matched this question."
     lines = [
         f"[{i}] {c.title} — {c.heading or c.title}: {first_sentences(c.text)}" for i, c in enumerate(chunks[:limit], 1)

@@ -29,7 +29,11 @@ USAGE_FIELDS = (
 
 
 class LLMUnavailable(RuntimeError):
-    """No model slot could produce an answer."""
+    """No model slot could produce an answer; `reason` is the degraded reason to report."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.reason = "llm_timeout" if timed_out else "llm_unavailable"
 
 
 @dataclass
@@ -85,7 +89,7 @@ class ModelSlots:
                 model_ms=(time.perf_counter() - t0) * 1000,
             )
         log.warning("llm.unavailable", failures=failures)
-        raise LLMUnavailable("; ".join(failures))
+        raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures))
 
     async def stream(self, slot: str, messages: list[dict[str, str]]) -> AsyncIterator[str | Generation]:
         """Yields text deltas, then one final `Generation` (whole text, usage, degraded).
@@ -120,7 +124,7 @@ class ModelSlots:
             )
             return
         log.warning("llm.unavailable", failures=failures)
-        raise LLMUnavailable("; ".join(failures))
+        raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures))
 
     def warm_up(self) -> dict[str, bool]:
         """Load each distinct slot model now (an empty chat), so the first user does not pay for it."""

@@ -17,7 +17,7 @@ from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER
 from assist.api.identity import caller
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, TurnState
 from assist.logs import get_logger
-from assist.memory.store import SessionNotFound
+from assist.memory.store import SessionNotFound, StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -53,6 +53,7 @@ def create_app(engine: Engine) -> Litestar:
         exception_handlers={
             InvalidRequest: _bad_request,
             SessionNotFound: _not_found,
+            StoreUnavailable: _unavailable,
             ValidationException: _validation,
             ClientException: _client_error,
             Exception: _unexpected,
@@ -72,7 +73,9 @@ async def _events(engine: Engine, state: TurnState) -> AsyncIterator[ServerSentE
 
 
 def _safe_detail(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, InvalidRequest) else f"{type(exc).__name__}: the answer could not be completed"
+    if isinstance(exc, InvalidRequest | StoreUnavailable):
+        return str(exc)
+    return f"{type(exc).__name__}: the answer could not be completed"
 
 
 def _bad_request(request: Request, exc: InvalidRequest) -> Response[dict[str, Any]]:
@@ -81,6 +84,13 @@ def _bad_request(request: Request, exc: InvalidRequest) -> Response[dict[str, An
 
 def _not_found(request: Request, exc: SessionNotFound) -> Response[dict[str, Any]]:
     return Response({"status_code": 404, "detail": str(exc)}, status_code=404)
+
+
+def _unavailable(request: Request, exc: StoreUnavailable) -> Response[dict[str, Any]]:
+    headers = {"Retry-After": str(exc.retry_after_s)}
+    return Response(
+        {"status_code": 503, "detail": str(exc), "reason": "sessions_unavailable"}, status_code=503, headers=headers
+    )
 
 
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:

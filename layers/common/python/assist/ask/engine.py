@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from assist.contracts import (
     Chunk,
     IntentEntry,
     QueryType,
+    RetrievalResult,
     Route,
     Source,
     Transcript,
@@ -131,7 +133,12 @@ class Engine:
         assert state.route is not None, "classify runs before retrieve"
         with stage(state.stages, "retrieve") as st:
             query = state.route.retrieval_query or state.request.message
-            result = self._retriever().search(query, k=self.settings.retrieve_top_k)
+            search = self._pool.submit(self._search, query)
+            try:
+                result = search.result(timeout=self.settings.retrieve_timeout_s)
+            except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
+                log.warning("retrieve.timeout", budget_s=self.settings.retrieve_timeout_s)
+                result = RetrievalResult(chunks=[], confidence="none", degraded=["index_timeout"])
             state.retrieval = result
             state.degraded += result.degraded
             st.update(
@@ -140,6 +147,13 @@ class Engine:
                 strategies=sorted({f for c in result.chunks for f in c.found_by}),
             )
         return state
+
+    def _search(self, query: str) -> RetrievalResult:
+        try:
+            return self._retriever().search(query, k=self.settings.retrieve_top_k)
+        except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
+            log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
 
     def prepare(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
         """Phase 1: everything up to the model — classify, and retrieve when the type needs it."""
@@ -156,9 +170,9 @@ class Engine:
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
-                gen = self._slots.chat(slot, self._messages(state, ctx))
-            except LLMUnavailable:
-                gen = None
+                gen: Generation | LLMUnavailable = self._slots.chat(slot, self._messages(state, ctx))
+            except LLMUnavailable as exc:
+                gen = exc
             text = self._generated(state, st, gen, ctx)
         return self._finish(state, text, ctx.chunks)
 
@@ -177,7 +191,7 @@ class Engine:
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
         yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
         parts: list[str] = []
-        gen: Generation | None = None
+        gen: Generation | LLMUnavailable | None = None
         st: dict[str, Any] = {}
         finished = False
         try:
@@ -189,10 +203,10 @@ class Engine:
                         else:
                             parts.append(item)
                             yield "token", {"text": item}
-                except LLMUnavailable:
-                    gen = None
+                except LLMUnavailable as exc:
+                    gen = exc
                 text = self._generated(state, st, gen, ctx)
-            if gen is None:
+            if isinstance(gen, LLMUnavailable):
                 yield "token", {"text": text}
             answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks)
             finished = True
@@ -233,29 +247,32 @@ class Engine:
         self,
         state: TurnState,
         st: dict[str, Any],
-        gen: Generation | None,
+        gen: Generation | LLMUnavailable | None,
         ctx: Context,
     ) -> str:
-        """The answer text, from the model or — when every slot is down — without one."""
+        """The answer text, from the model or — when every slot is down or too slow — without one."""
         route = self._route(state)
-        if gen is not None:
+        if isinstance(gen, Generation):
             state.degraded += gen.degraded
             route.model = gen.model
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
             return gen.text
-        state.degraded.append("llm_unavailable")
+        state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
         st.update(model=None, answered_by="extractive")
         if route.type is QueryType.PLATFORM:
             return platform_facts(state.request.extra_context)
         if route.type is QueryType.CONVERSATIONAL:
             return conversation_recap(ctx.turns)
-        return extractive_answer(ctx.chunks)
+        return extractive_answer(
+            ctx.chunks, index_down=bool({"index_unavailable", "index_timeout"} & set(state.degraded))
+        )
 
     def _finish(self, state: TurnState, text: str, chunks: list[Chunk]) -> Answer:
         req, route = state.request, self._route(state)
         sources = _sources(chunks)
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
-        stored = NOT_STORED if route.type is QueryType.PLATFORM and "llm_unavailable" in state.degraded else text
+        without_model = {"llm_unavailable", "llm_timeout"} & set(state.degraded)
+        stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
         with stage(state.stages, "persist") as st:
             entry = IntentEntry(
                 type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence

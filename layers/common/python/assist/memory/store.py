@@ -10,11 +10,13 @@ write can overwrite another turn.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from assist.contracts import IntentEntry, QueryType
 from assist.errors import AssistError
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 log = get_logger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 HEADER_TURN = 0
@@ -37,6 +41,36 @@ class SessionNotFound(AssistError, LookupError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id!r} not found")
+
+
+class StoreUnavailable(AssistError, RuntimeError):
+    """DynamoDB did not serve the call (throttled after retries, unreachable, failing).
+
+    No honest answer can be given without recording the turn: callers answer 503 with
+    Retry-After, and since nothing was written, the client's retry duplicates nothing."""
+
+    retry_after_s = 2
+
+    def __init__(self, operation: str, cause: BaseException) -> None:
+        code = getattr(cause, "response", {}).get("Error", {}).get("Code") or type(cause).__name__
+        self.code = code
+        super().__init__(f"the session store is unavailable ({operation}: {code}); retry shortly")
+
+
+def guarded(method: Callable[P, R]) -> Callable[P, R]:
+    """Translate AWS failures into StoreUnavailable; our own outcomes (not found, conflicts) pass."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return method(*args, **kwargs)
+        except (ClientError, BotoCoreError) as exc:
+            log.warning("memory.store_unavailable", operation=method.__name__, error=str(exc)[:200])
+            raise StoreUnavailable(method.__name__, exc) from exc
+
+    return wrapper
 
 
 class TurnConflict(RuntimeError):
@@ -78,6 +112,7 @@ class SessionStore:
         self._de = TypeDeserializer()
 
     # -- reads -------------------------------------------------------------------
+    @guarded
     def recent_intents(self, session_id: str, limit: int = HISTORY_WINDOW) -> list[IntentEntry]:
         """The last `limit` intent entries, oldest first."""
         resp = self._db.query(
@@ -99,6 +134,7 @@ class SessionStore:
             for i in reversed(items)
         ]
 
+    @guarded
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         resp = self._db.query(
             TableName=self._sessions,
@@ -111,6 +147,7 @@ class SessionStore:
         return [self._plain(i) for i in reversed(resp.get("Items", []))]
 
     # -- writes ------------------------------------------------------------------
+    @guarded
     def begin_turn(self, session_id: str, owner: str) -> int:
         """Take the session's next turn number (atomic counter on the header item).
 
@@ -138,6 +175,7 @@ class SessionStore:
             raise SessionNotFound(session_id) from exc
         return int(resp["Attributes"]["turns"]["N"])
 
+    @guarded
     def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
         header = self._db.get_item(
@@ -156,6 +194,7 @@ class SessionStore:
         ).get("Items", [])
         return self.messages(session_id, limit=limit), [self._plain(i) for i in intents]
 
+    @guarded
     def append_turn(self, turn: Turn) -> bool:
         """Write the turn to both tables; False when this very request was already written (a retry)."""
         try:

@@ -1,0 +1,107 @@
+"""The fault matrix, each fault injected at the real boundary (the Ollama test server, a proxy in
+front of the moto server), each ending in a degraded answer with its reason or a 503 with
+Retry-After — never a bare 500 — and never a lost or duplicated turn."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from assist.api.app import create_app
+from assist.ask.build import build_engine
+from assist.aws.clients import client
+from assist.index.store import ingest
+from assist.settings import Settings
+from tests.integration.test_ask_path import turns
+from tests.support.fault_proxy import FaultProxy, dynamodb_op, s3_path, throttled
+from tests.support.http import serve
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def proxy(moto_url):
+    with FaultProxy(moto_url) as p:
+        yield p
+
+
+@pytest.fixture
+def faulty(docs_index: Settings, proxy, ollama):
+    """Settings whose AWS calls (DynamoDB, and S3 for an s3:// index) go through the fault proxy."""
+    return docs_index.with_(
+        aws_endpoint_url=proxy.url,
+        ollama_host=ollama.url,
+        ollama_model_name="main-model:1b",
+        ollama_model_name_conversational="light-model:0.5b",
+    )
+
+
+def ask(settings: Settings, session_id: str, message: str = "Where is the index stored?") -> httpx.Response:
+    with serve(create_app(build_engine(settings, client("dynamodb", settings)))) as base:
+        return httpx.post(base + "/v1/ask", json={"session_id": session_id, "message": message}, timeout=60)
+
+
+def written(settings: Settings, session_id: str) -> tuple[int, int]:
+    return (
+        len(turns(settings, settings.sessions_table, session_id)),
+        len(turns(settings, settings.intent_history_table, session_id)),
+    )
+
+
+def test_llm_slow_past_its_budget(faulty, ollama, session_id):
+    ollama.first_token_delay_s = 2.0
+    r = ask(faulty.with_(ollama_timeout_s=0.5), session_id)
+    assert r.status_code == 200
+    assert r.json()["degraded"] == ["llm_timeout"]
+    assert r.json()["sources"], "the extractive answer still cites the docs"
+    assert written(faulty, session_id) == (1, 1)
+
+
+def test_dynamodb_throttling_once_is_absorbed_by_retries(faulty, proxy, session_id):
+    rule = proxy.add(dynamodb_op("TransactWriteItems"), times=1, **throttled())
+    r = ask(faulty, session_id)
+    assert r.status_code == 200
+    assert r.json()["degraded"] == []
+    assert rule.hits == 1
+    assert written(faulty, session_id) == (1, 1)
+
+
+@pytest.mark.parametrize("operation", ["UpdateItem", "TransactWriteItems"])
+def test_dynamodb_throttling_that_persists_is_a_503_with_retry_after(faulty, proxy, session_id, operation):
+    proxy.add(dynamodb_op(operation), **throttled())
+    r = ask(faulty, session_id)
+    assert r.status_code == 503
+    assert int(r.headers["Retry-After"]) > 0
+    assert "ProvisionedThroughputExceededException" in r.json()["detail"]
+    proxy.clear()
+    assert written(faulty, session_id) == (0, 0), "nothing half-written"
+    assert ask(faulty, session_id).status_code == 200  # the client's retry
+    assert written(faulty, session_id) == (1, 1), "and the retry is not a duplicate"
+
+
+@pytest.fixture
+def s3_index(faulty, embedder, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "storage.md").write_text("# Storage\n\n## Index location\n\nThe index is stored in LanceDB on S3.\n")
+    (docs / "slots.md").write_text("# Model slots\n\n## Light slot\n\nThe light slot answers PLATFORM questions.\n")
+    s = faulty.with_(index_uri=f"s3://{faulty.bucket}/fault-index-{tmp_path.name}")
+    ingest(docs, s, embedder, progress=False)
+    return s
+
+
+def test_index_on_s3_failing(s3_index, proxy, session_id):
+    proxy.add(s3_path(f"/{s3_index.bucket}/fault-index"), status=503, body=b"<Error><Code>SlowDown</Code></Error>")
+    r = ask(s3_index.with_(retrieve_timeout_s=20.0), session_id)
+    assert r.status_code == 200
+    assert "index_unavailable" in r.json()["degraded"]
+    assert r.json()["sources"] == []
+    assert written(s3_index, session_id) == (1, 1)
+
+
+def test_index_on_s3_slow(s3_index, proxy, session_id):
+    proxy.add(s3_path(f"/{s3_index.bucket}/fault-index"), delay_s=1.5)
+    r = ask(s3_index.with_(retrieve_timeout_s=0.5), session_id)
+    assert r.status_code == 200
+    assert r.json()["degraded"] == ["index_timeout"]
+    assert written(s3_index, session_id) == (1, 1)
