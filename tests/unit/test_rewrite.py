@@ -11,6 +11,9 @@ def test_only_referential_follow_ups_are_rewritten():
     assert leans_on_history("and how do I do that in the other SDK?", HISTORY)
     assert leans_on_history("¿y eso cómo se configura?", HISTORY)
     assert not leans_on_history("What about rate limits?", HISTORY)
+    assert not leans_on_history("How does the engine decide that a message is about billing?", HISTORY)
+    assert leans_on_history("explain this", HISTORY)
+    assert leans_on_history("and on another host?", HISTORY)
     assert not leans_on_history("and how do I do that?", [])
 
 
