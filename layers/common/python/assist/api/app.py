@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from litestar import Litestar, Request, Response, get, post
@@ -18,24 +19,33 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 
-def create_app(engine: Engine) -> Litestar:
+def create_app(engine: Engine, ask_via: Callable[[AskRequest], Any] | None = None) -> Litestar:
+    """`ask_via` answers /v1/ask another way than `engine.ask` (the local stack: through the state machine)."""
+    run_ask = ask_via or engine.ask
+
     @post("/v1/ask", sync_to_thread=True, status_code=200, summary="Answer one message of a session")
     def ask(data: AskRequest) -> Answer:
-        return engine.ask(data)
+        return run_ask(data)
+
+    return service([ask])
+
+
+def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:
+    """A litestar app with the given routes plus /healthz, the API's error replies and its OpenAPI schema."""
 
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     return Litestar(
-        route_handlers=[ask, healthz],
+        route_handlers=[*route_handlers, healthz],
         exception_handlers={
             InvalidRequest: _bad_request,
             ValidationException: _validation,
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        openapi_config=OpenAPIConfig(title="Assistance engine", version="1.0.0"),
+        openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
         debug=False,
     )
 
