@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from assist.ask.build import Lazy, build_engine
+from assist.contracts import InvalidRequest
 from assist.logs import get_logger
 from assist.serverless import tasks
 
@@ -93,7 +94,9 @@ class LambdaFunction:
     def handler(self, event: Any, context: Any = None) -> Any:
         if is_http_event(event):
             return self._mangum.get()(event, context)
-        return self.task(event if isinstance(event, dict) else {})
+        if not isinstance(event, dict):
+            raise InvalidRequest(f"a task payload is a JSON object, not {type(event).__name__}")
+        return self.task(event)
 
     def task(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Run this function's state machine task on a JSON payload; errors keep their class name."""
