@@ -47,14 +47,15 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any]], dict[str, Any]]] = {
 
 def _http_app(fn: LambdaFunction) -> ASGIApp:
     from assist.api import functions
+    from assist.api.app import create_app
 
-    if fn.name == "answer":
-        from assist.api.app import create_app
-
-        return create_app(fn.engine.get())
-    if fn.name == "export":
-        return functions.export_app()
-    return getattr(functions, f"{fn.name}_app")(fn.engine.get())
+    apps: dict[str, Callable[[], ASGIApp]] = {
+        "classify": lambda: functions.classify_app(fn.engine.get()),
+        "retrieve": lambda: functions.retrieve_app(fn.engine.get()),
+        "answer": lambda: create_app(fn.engine.get()),
+        "export": functions.export_app,
+    }
+    return apps[fn.name]()
 
 
 def is_http_event(event: Any) -> bool:
