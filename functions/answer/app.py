@@ -1,14 +1,11 @@
-"""The answer function: the ask API (classify → retrieve → answer) as a container or Lambda.
+"""The answer function: builds the prompt, calls the model slot and records the turn; serves the ask API.
 
-Heavy objects are built once per container, at import, not per request.
+As a Lambda: `functions.answer.app.handler` (API Gateway events and Step Functions task payloads).
+As a container: `uvicorn functions.answer.app:app`. All logic lives in the `assist` library.
 """
 
-from assist.api.app import create_app
-from assist.ask.build import build_engine
-from assist.aws.clients import client
-from assist.logs import configure
-from assist.settings import Settings
+from assist.serverless.lambda_entry import LambdaFunction
 
-settings = Settings.from_env()
-configure(settings)
-app = create_app(build_engine(settings, client("dynamodb", settings)))
+function = LambdaFunction.from_env("answer")
+handler = function.handler
+app = function.app

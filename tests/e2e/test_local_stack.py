@@ -64,6 +64,9 @@ def test_local_up_serves_asks_and_stops_cleanly(tmp_path, index):
         q = {"session_id": "e2e", "message": "How does the engine decide that a message is about billing?"}
         first = httpx.post(base + "/v1/ask", json=q, timeout=60).json()
         assert first["degraded"] == ["llm_unavailable"]
+        # answered by the ask state machine: the deployed ASL, run by moto's interpreter
+        assert first["trace"]["execution"]["states"] == ["Classify", "RouteByType", "Retrieve", "Answer"]
+        assert first["trace"]["execution"]["arn"].startswith("arn:aws:states:")
         assert first["sources"]
         assert all((DOCS / f"{s['doc_id']}.md").exists() for s in first["sources"])
         second = httpx.post(base + "/v1/ask", json={**q, "message": "and for quotas?"}, timeout=60).json()
@@ -87,6 +90,7 @@ def test_local_up_serves_asks_and_stops_cleanly(tmp_path, index):
     assert code == 0, err[-2000:]
     assert "export INDEX_URI=" in out
     assert "local.stopped" in err
+    assert '"function": "retrieve"' in err  # the retrieve function's own events, from its task
     assert not (tmp_path / ".assist/local-stack.env").exists()
     gone = subprocess.run([str(ASSIST), "local", "env"], cwd=tmp_path, capture_output=True, text=True)
     assert gone.returncode == 1

@@ -23,3 +23,18 @@ def test_tables_match_the_template(base_settings):
 def test_bucket_exists_with_versioning(base_settings):
     s3 = client("s3", base_settings)
     assert s3.get_bucket_versioning(Bucket=base_settings.bucket)["Status"] == "Enabled"
+
+
+def test_every_table_and_bucket_the_template_declares_exists_locally(base_settings):
+    """A table or bucket added to template.yaml without a local counterpart fails here."""
+    from assist.aws.resources import BUCKET
+
+    resources = load_template()["Resources"]
+    declared_tables = {k for k, v in resources.items() if v["Type"] == "AWS::DynamoDB::Table"}
+    declared_buckets = {k for k, v in resources.items() if v["Type"] == "AWS::S3::Bucket"}
+    assert declared_tables == set(TABLES)
+    assert declared_buckets == {BUCKET}
+    tables = set(client("dynamodb", base_settings).list_tables()["TableNames"])
+    assert {getattr(base_settings, field) for field in TABLES.values()} <= tables
+    buckets = {b["Name"] for b in client("s3", base_settings).list_buckets()["Buckets"]}
+    assert base_settings.bucket in buckets

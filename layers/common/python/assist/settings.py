@@ -132,6 +132,7 @@ class Settings:
             "INDEX_URI": self.index_uri,
             "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
             "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,
+            "LOCAL_MODE": "true" if self.local_mode else "",
         }
         return {k: v for k, v in out.items() if v}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,12 +25,15 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 
-def create_app(engine: Engine) -> Litestar:
+def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None = None) -> Litestar:
+    """`ask_via(request, owner)` answers /v1/ask another way than `engine.ask` (the local stack: through
+    the state machine)."""
     settings = engine.settings
+    run_ask = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
 
     @post("/v1/ask", sync_to_thread=True, status_code=200, summary="Answer one message of a session")
     def ask(data: AskRequest, request: Request) -> Answer:
-        return engine.ask(data, owner=caller(request, settings))
+        return run_ask(data, caller(request, settings))
 
     @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
@@ -44,12 +47,18 @@ def create_app(engine: Engine) -> Litestar:
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
 
+    return service([ask, ask_stream, session])
+
+
+def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:
+    """A litestar app with the given routes plus /healthz, the API's error replies and its OpenAPI schema."""
+
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     return Litestar(
-        route_handlers=[ask, ask_stream, session, healthz],
+        route_handlers=[*route_handlers, healthz],
         exception_handlers={
             InvalidRequest: _bad_request,
             SessionNotFound: _not_found,
@@ -58,7 +67,7 @@ def create_app(engine: Engine) -> Litestar:
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        openapi_config=OpenAPIConfig(title="Assistance engine", version="1.0.0"),
+        openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
         debug=False,
     )
 

@@ -22,13 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from assist.aws.clients import client
-    from assist.export.labels import LabelExporter
-    from assist.export.sink import open_sink
+    from assist.export.labels import run_export
 
-    s = settings(classifier_export_dir=args.out)
-    sink = open_sink(s.classifier_export_dir, client("s3", s) if s.classifier_export_dir.startswith("s3://") else None)
-    result = LabelExporter(s, client("dynamodb", s), sink).run(force=args.force)
+    result = run_export(settings(classifier_export_dir=args.out), force=args.force)
     if args.json:
         emit(asdict(result))
     else:

@@ -218,3 +218,13 @@ class LabelExporter:
 
 def _iso(t: datetime) -> str:
     return t.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def run_export(settings: Settings, force: bool = False) -> ExportResult:
+    """The export as the CLI, the scheduled function and its HTTP route run it: clients from the settings."""
+    from assist.aws.clients import client
+    from assist.export.sink import open_sink
+
+    uri = settings.classifier_export_dir
+    sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
+    return LabelExporter(settings, client("dynamodb", settings), sink).run(force=force)

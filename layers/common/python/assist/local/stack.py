@@ -1,7 +1,10 @@
 """`assist local up`: the real parts on one machine, no Docker.
 
-moto's server over HTTP stands in for S3 and DynamoDB; tables and bucket come from
-template.yaml; the docs are indexed into LanceDB; the API is served by uvicorn.
+moto's server over HTTP stands in for S3, DynamoDB and Step Functions; tables and bucket
+come from template.yaml; the docs are indexed into LanceDB; the ask state machine is the
+deployed ASL file run by moto's interpreter, whose Lambda tasks reach our four functions
+through a local Lambda endpoint; the API is served by uvicorn and answers /v1/ask through
+the state machine.
 """
 
 from __future__ import annotations
@@ -78,16 +81,16 @@ def up(settings: Settings, port: int, docs: Path, index: str | None = None) -> i
     import uvicorn
 
     from assist.api.app import create_app
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
+    from assist.local.statemachine import ServerlessStack
 
     t0 = time.perf_counter()
     moto = MotoServer().start()
     settings = local_settings(settings, moto.url, index)
+    serverless: ServerlessStack | None = None
     try:
         prepare(settings, docs)
-        engine = build_engine(settings, client("dynamodb", settings))
-        engine.warm()
+        serverless = ServerlessStack(settings, moto.url).start()
+        serverless.warm()
         STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
         STATE_FILE.write_text(export_lines(settings) + f"export ASSIST_URL=http://127.0.0.1:{port}\n")
         sys.stdout.write(STATE_FILE.read_text())
@@ -96,17 +99,20 @@ def up(settings: Settings, port: int, docs: Path, index: str | None = None) -> i
             "local.ready",
             url=f"http://127.0.0.1:{port}",
             moto=moto.url,
+            state_machine=serverless.arn,
             index=settings.index_uri,
             setup_s=round(time.perf_counter() - t0, 2),
         )
-        config = uvicorn.Config(
-            create_app(engine), host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5
-        )
+        # /v1/ask runs the state machine; the answer function's engine serves the in-process routes
+        app = create_app(serverless.functions["answer"].engine.get(), ask_via=serverless.ask)
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5)
         # uvicorn re-raises the Ctrl-C it handled; a requested stop is a clean exit
         with contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run()
     finally:
         STATE_FILE.unlink(missing_ok=True)
+        if serverless is not None:
+            serverless.stop()
         moto.stop()
         log.info("local.stopped")
     return 0

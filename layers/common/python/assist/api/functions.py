@@ -1,0 +1,51 @@
+"""The HTTP routes of the classify, retrieve and export functions (the answer function serves `create_app`).
+
+A function's route is its state machine task over HTTP: /v1/classify takes an ask request
+and returns the turn after classification (it takes the session's next turn number, as the
+state machine's first task does); /v1/retrieve takes that turn and returns it with the
+retrieved chunks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from litestar import Litestar, Request, post
+
+from assist.api.app import service
+from assist.api.identity import caller
+from assist.contracts import AskRequest, TurnState
+from assist.serverless import tasks
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+    from assist.settings import Settings
+
+
+class ExportRequest(msgspec.Struct, forbid_unknown_fields=True):
+    force: bool = False  # export even below CLASSIFIER_EXPORT_THRESHOLD new sessions
+
+
+def classify_app(engine: Engine) -> Litestar:
+    @post("/v1/classify", sync_to_thread=True, status_code=200, summary="Start a turn and decide its type")
+    def classify(data: AskRequest, request: Request) -> TurnState:
+        return tasks.classify_turn(engine, data, caller(request, engine.settings))
+
+    return service([classify], title="Assistance engine: classify")
+
+
+def retrieve_app(engine: Engine) -> Litestar:
+    @post("/v1/retrieve", sync_to_thread=True, status_code=200, summary="Search the docs for a classified turn")
+    def retrieve(data: TurnState) -> TurnState:
+        return tasks.retrieve_turn(engine, data)
+
+    return service([retrieve], title="Assistance engine: retrieve")
+
+
+def export_app(settings: Settings) -> Litestar:
+    @post("/v1/export", sync_to_thread=True, status_code=200, summary="Export new labeled turns (incremental)")
+    def export(data: ExportRequest) -> dict[str, Any]:
+        return tasks.export(settings, {"force": data.force, "source": "http"})
+
+    return service([export], title="Assistance engine: export")

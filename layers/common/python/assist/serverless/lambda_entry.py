@@ -1,0 +1,129 @@
+"""One Lambda entry point per function, shared by all four.
+
+`handler(event, context)` sends API Gateway (and function URL) events through mangum to the
+function's litestar app, EventBridge schedules and Step Functions task payloads (plain JSON)
+to the function's task. The same object serves the app to uvicorn as `app`, so a function
+runs unchanged as a Lambda, as a state machine task, or as a plain HTTP container.
+
+Heavy parts (DynamoDB client, LanceDB table, embedder, model clients, the web framework)
+are built on first use and kept for the life of the container — not at import, so an
+invocation pays only for what it touches, and not in lifespan hooks, which mangum runs on
+every invocation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from assist.ask.build import Lazy, build_engine
+from assist.contracts import InvalidRequest
+from assist.logs import get_logger
+from assist.serverless import tasks
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+FUNCTIONS = ("classify", "retrieve", "answer", "export")
+ASGIApp = Callable[..., Any]
+
+
+def _engine_task(run: Callable[[Engine, dict[str, Any]], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    return lambda fn, payload: run(fn.engine.get(), payload)
+
+
+TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any]], dict[str, Any]]] = {
+    "classify": _engine_task(tasks.classify),
+    "retrieve": _engine_task(tasks.retrieve),
+    "answer": _engine_task(tasks.answer),
+    "export": lambda fn, payload: tasks.export(fn.settings, payload),
+}
+
+
+def _http_app(fn: LambdaFunction) -> ASGIApp:
+    from assist.api import functions
+    from assist.api.app import create_app
+
+    apps: dict[str, Callable[[], ASGIApp]] = {
+        "classify": lambda: functions.classify_app(fn.engine.get()),
+        "retrieve": lambda: functions.retrieve_app(fn.engine.get()),
+        "answer": lambda: create_app(fn.engine.get()),
+        "export": lambda: functions.export_app(fn.settings),
+    }
+    return apps[fn.name]()
+
+
+def is_http_event(event: Any) -> bool:
+    """API Gateway REST/HTTP API and function URL events carry a requestContext; task payloads never do."""
+    return isinstance(event, dict) and "requestContext" in event
+
+
+class LazyASGI:
+    """An ASGI app built on its first event (a request, or uvicorn's lifespan start)."""
+
+    def __init__(self, build: Callable[[], ASGIApp]) -> None:
+        self._app = Lazy(build)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        await self._app.get()(scope, receive, send)
+
+
+class LambdaFunction:
+    def __init__(self, name: str, settings: Settings) -> None:
+        if name not in FUNCTIONS:
+            raise ValueError(f"unknown function {name!r}; expected one of {', '.join(FUNCTIONS)}")
+        self.name = name
+        self.settings = settings
+        self.engine: Lazy[Engine] = Lazy(self._build_engine)
+        self.app = LazyASGI(lambda: _http_app(self))
+        self._mangum = Lazy(self._build_mangum)
+
+    @classmethod
+    def from_env(cls, name: str) -> LambdaFunction:
+        from assist.logs import configure
+        from assist.settings import Settings
+
+        settings = Settings.from_env()
+        configure(settings)
+        return cls(name, settings)
+
+    def handler(self, event: Any, context: Any = None) -> Any:
+        if is_http_event(event):
+            return self._mangum.get()(event, context)
+        if not isinstance(event, dict):
+            raise InvalidRequest(f"a task payload is a JSON object, not {type(event).__name__}")
+        return self.task(event)
+
+    def task(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run this function's state machine task on a JSON payload; errors keep their class name."""
+        start = time.perf_counter()
+        with structlog.contextvars.bound_contextvars(function=self.name, request_id=payload.get("request_id")):
+            try:
+                out = TASKS[self.name](self, payload)
+            except Exception as exc:
+                log.warning("task.failed", error=type(exc).__name__, detail=str(exc)[:300])
+                if tasks.is_transient(exc):
+                    raise tasks.TransientError(f"{type(exc).__name__}: {exc}") from exc
+                raise
+            log.info("task.completed", ms=round((time.perf_counter() - start) * 1000, 2))
+        return out
+
+    def warm(self) -> None:
+        """Build what the first task would (the local stack calls it before it says it is ready)."""
+        if self.name == "retrieve":
+            self.engine.get().warm()
+
+    def _build_engine(self) -> Engine:
+        from assist.aws.clients import client
+
+        return build_engine(self.settings, Lazy(lambda: client("dynamodb", self.settings)))
+
+    def _build_mangum(self) -> Any:
+        from mangum import Mangum
+
+        return Mangum(self.app, lifespan="off")

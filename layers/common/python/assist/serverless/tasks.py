@@ -1,0 +1,113 @@
+"""The ask state machine's tasks: the engine's stages with plain JSON in and out.
+
+Each task has a typed core (`classify_turn`, `retrieve_turn`, `answer_turn`) that the
+function's HTTP routes call too, and a JSON wrapper that the Lambda entry point calls with a
+Step Functions payload. Errors keep their class name as the Lambda `errorType`, which is
+what the state machine's Retry and Catch match: `InvalidRequest` ends the execution as a
+client error, `TransientError` is retried.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
+from assist.logs import get_logger
+from assist.memory.store import StoreUnavailable
+from assist.serverless.payload import check_request, trim
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+# DynamoDB/S3 error codes that a retry a second later usually fixes
+RETRYABLE_CODES = {
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "TransactionConflictException",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "SlowDown",
+    "RequestTimeout",
+}
+
+
+class TransientError(RuntimeError):
+    """A dependency failed in a way a retry may fix; the state machine retries this error by name."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, StoreUnavailable):  # the session store's own translation of throttling/unreachable
+        return True
+    boto = sys.modules.get("botocore.exceptions")  # not imported: the error cannot be botocore's
+    if boto is not None:
+        if isinstance(exc, boto.ConnectionError | boto.HTTPClientError):
+            return True
+        if isinstance(exc, boto.ClientError):
+            return exc.response.get("Error", {}).get("Code") in RETRYABLE_CODES
+    return isinstance(exc, ConnectionError | TimeoutError)
+
+
+def decode(payload: Any, kind: type[Any]) -> Any:
+    try:
+        return msgspec.convert(payload, kind)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"invalid {kind.__name__}: {exc}") from exc
+
+
+def require_route(state: TurnState) -> None:
+    if state.route is None:
+        raise InvalidRequest("the turn has no route yet: classify it first (POST /v1/classify)")
+
+
+# -- typed cores (the tasks and the functions' HTTP routes) ---------------------------
+def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> TurnState:
+    check_request(req)
+    return engine.classify(engine.start(req, owner))
+
+
+def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
+    require_route(state)
+    return trim(engine.retrieve(state))
+
+
+def answer_turn(engine: Engine, state: TurnState, failures: dict[str, Any] | None = None) -> Answer:
+    """`failures` names the stages the state machine caught failing; the answer says so in `degraded`."""
+    require_route(state)
+    for stage, failure in (failures or {}).items():
+        state.degraded.append(f"{stage}_failed")
+        log.warning("answer.degraded_path", failed=stage, error=(failure or {}).get("Error"))
+    return engine.answer(state)
+
+
+# -- Step Functions tasks: JSON in, JSON out ------------------------------------------
+def classify(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    """The execution input: `{"request": AskRequest, "owner": caller}`, or a bare AskRequest (anonymous)."""
+    if "request" in payload:
+        owner = str(payload.get("owner") or "anonymous")
+        return msgspec.to_builtins(classify_turn(engine, decode(payload["request"], AskRequest), owner))
+    return msgspec.to_builtins(classify_turn(engine, decode(payload, AskRequest)))
+
+
+def retrieve(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    return msgspec.to_builtins(retrieve_turn(engine, decode(payload, TurnState)))
+
+
+def answer(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
+    state = {k: v for k, v in payload.items() if k != "failures"}  # set by the state machine's Catch
+    return msgspec.to_builtins(answer_turn(engine, decode(state, TurnState), payload.get("failures")))
+
+
+def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
+    """The scheduled label export (EventBridge sends its event; `{"force": true}` exports below the threshold)."""
+    from dataclasses import asdict
+
+    from assist.export.labels import run_export
+
+    log.info("export.triggered", trigger=payload.get("source", "direct"))
+    return asdict(run_export(settings, force=payload.get("force") is True))

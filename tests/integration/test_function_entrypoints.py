@@ -1,0 +1,196 @@
+"""The entry points the function images run, as plain processes (no Docker engine here).
+
+- `infra/entry.sh http`: uvicorn serving `functions.<name>.app:app` (any container platform);
+- `infra/entry.sh lambda`: the Lambda runtime interface client calling `functions.<name>.app.handler`,
+  fed by a Lambda Runtime API on loopback, with an API Gateway HTTP API event and a Step
+  Functions task payload;
+and the handler called in-process with both kinds of event.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from assist.local.stack import free_port
+from assist.serverless.definition import ROOT
+from assist.serverless.lambda_entry import LambdaFunction
+from tests.support.lambda_runtime import LambdaRuntimeAPI
+
+pytestmark = pytest.mark.integration
+ENTRY = ROOT / "infra" / "entry.sh"
+QUESTION = "How does the engine decide that a message is about billing?"
+
+
+def function_env(settings, function: str, **extra: str) -> dict[str, str]:
+    """What the image's environment holds: the template's variables, FUNCTION, the venv's python first on PATH."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AWS_LAMBDA_RUNTIME_API", "PORT")}
+    env.update(settings.env_lines())
+    env.update(
+        FUNCTION=function,
+        OLLAMA_HOST=settings.ollama_host,
+        LOG_FORMAT="json",
+        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
+        PYTHONPATH=f"{ROOT}:{ROOT / 'layers/common/python'}",
+        **extra,
+    )
+    return env
+
+
+def http_event(method: str, path: str, body: dict | None = None) -> dict:
+    """An API Gateway HTTP API (payload format 2.0) event, as Lambda receives it."""
+    raw = json.dumps(body or {}).encode()
+    return {
+        "version": "2.0",
+        "routeKey": f"{method} {path}",
+        "rawPath": path,
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json", "host": "api.example.com"},
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "api",
+            "domainName": "api.example.com",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1", "userAgent": "t"},
+            "requestId": "r1",
+            # what the HTTP API's JWT authorizer hands over once it has verified the token
+            "authorizer": {"jwt": {"claims": {"sub": "user-123", "iss": "https://issuer.example"}, "scopes": None}},
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "time": "22/Nov/2026:00:00:00 +0000",
+            "timeEpoch": 0,
+        },
+        "body": base64.b64encode(raw).decode(),
+        "isBase64Encoded": True,
+    }
+
+
+@pytest.fixture(scope="module")
+def containers(docs_index):
+    """The four functions in HTTP mode, started together (each is a fresh uvicorn process)."""
+    procs, bases = {}, {}
+    for name in ("classify", "retrieve", "answer", "export"):
+        port = free_port()
+        env = function_env(docs_index, name, PORT=str(port))
+        procs[name] = subprocess.Popen(
+            [str(ENTRY), "http"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        bases[name] = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    pending = set(bases)
+    while pending and time.monotonic() < deadline:
+        for name in list(pending):
+            assert procs[name].poll() is None, procs[name].stderr.read()
+            try:
+                if httpx.get(bases[name] + "/healthz", timeout=1).status_code == 200:
+                    pending.discard(name)
+            except httpx.HTTPError:
+                time.sleep(0.2)
+    assert not pending, f"not healthy: {pending}"
+    yield bases
+    for p in procs.values():
+        p.terminate()
+        p.wait(timeout=20)
+
+
+def test_a_turn_through_the_three_containers_over_http(containers, session_id):
+    turn = httpx.post(
+        containers["classify"] + "/v1/classify", json={"session_id": session_id, "message": QUESTION}, timeout=60
+    )
+    assert turn.status_code == 200, turn.text
+    state = turn.json()
+    assert state["route"]["type"] == "RETRIEVAL"
+    assert state["turn"] == 1
+    searched = httpx.post(containers["retrieve"] + "/v1/retrieve", json=state, timeout=60)
+    assert searched.status_code == 200, searched.text
+    chunks = searched.json()["retrieval"]["chunks"]
+    assert chunks
+    assert {c["doc_id"] for c in chunks} & {"routing", "faq", "index", "architecture"}
+    asked = httpx.post(
+        containers["answer"] + "/v1/ask", json={"session_id": session_id, "message": QUESTION}, timeout=60
+    )
+    assert asked.status_code == 200, asked.text
+    assert asked.json()["sources"]
+
+
+def test_container_routes_refuse_bad_input_and_export_runs(containers):
+    bad = httpx.post(containers["classify"] + "/v1/classify", json={"session_id": "s", "message": "  "}, timeout=30)
+    assert bad.status_code == 400
+    assert "blank" in bad.text
+    unrouted = {"request": {"session_id": "s", "message": "x"}, "request_id": "r", "started_at": 0.0}
+    no_route = httpx.post(containers["retrieve"] + "/v1/retrieve", json=unrouted, timeout=30)
+    assert no_route.status_code == 400
+    assert "classify it first" in no_route.text
+    export = httpx.post(containers["export"] + "/v1/export", json={}, timeout=30)
+    assert export.status_code == 200, export.text
+    assert {"sessions", "records", "files", "watermark", "exported"} <= set(export.json())
+    assert httpx.post(containers["export"] + "/v1/export", json={"force": "yes"}, timeout=30).status_code == 400
+
+
+def test_the_lambda_runtime_client_runs_our_handler_for_both_kinds_of_event(docs_index, session_id):
+    with LambdaRuntimeAPI() as api:
+        env = function_env(docs_index, "classify", AWS_LAMBDA_RUNTIME_API=api.address)
+        proc = subprocess.Popen([str(ENTRY)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            via_api = api.invoke(http_event("POST", "/v1/classify", {"session_id": session_id, "message": QUESTION}))
+            platform = {"session_id": session_id, "message": "You are a direct and concise assistant. Usage?"}
+            task = api.invoke({"request": platform, "owner": "jwt:user-123"})  # the execution input carries the owner
+            rejected = api.invoke({"session_id": session_id, "message": "   "})
+        finally:
+            proc.terminate()
+            _, err = proc.communicate(timeout=20)
+    assert not api.init_errors, api.init_errors
+    assert via_api.kind == "response", via_api.body
+    assert via_api.body["statusCode"] == 200
+    assert json.loads(via_api.body["body"])["route"]["type"] == "RETRIEVAL"
+    assert task.kind == "response"
+    assert task.body["route"]["type"] == "PLATFORM"
+    assert task.body["turn"] == 2  # the same session, one container: the second turn
+    assert rejected.kind == "error"
+    assert rejected.body["errorType"] == "InvalidRequest"
+    assert b"classify.decided" in err
+
+
+def test_the_answer_handler_serves_api_gateway_events_and_task_payloads(docs_index, session_id):
+    fn = LambdaFunction("answer", docs_index)
+    reply = fn.handler(http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION}), None)
+    assert reply["statusCode"] == 200
+    answer = json.loads(reply["body"])
+    assert answer["sources"]
+    assert fn.handler(http_event("GET", "/healthz"), None)["statusCode"] == 200
+
+    first = {"session_id": session_id, "message": QUESTION}
+    classified = LambdaFunction("classify", docs_index).handler({"request": first, "owner": "jwt:user-123"})
+    searched = LambdaFunction("retrieve", docs_index).handler(classified)
+    final = fn.handler(searched)
+    assert final["sources"]
+    assert [s["name"] for s in final["trace"]["stages"]] == ["history", "classify", "retrieve", "generate", "persist"]
+    assert final["trace"]["history"] == [f'[RETRIEVAL] "{QUESTION[:60]}"']
+
+
+def test_the_export_handler_runs_the_export_on_a_schedule(docs_index, tmp_path):
+    scheduled = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    settings = docs_index.with_(classifier_export_dir=str(tmp_path / "labels"), classifier_export_threshold=10**6)
+    result = LambdaFunction("export", settings).handler(scheduled)
+    assert result["exported"] is False  # far below the threshold: nothing written, the watermark stays
+    assert result["files"] == []
+    assert result["sessions"] >= 0
+
+
+def test_in_aws_the_caller_is_the_jwt_subject(docs_index, session_id):
+    fn = LambdaFunction("answer", docs_index.with_(local_mode=False))
+    mine = fn.handler(http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION}), None)
+    assert mine["statusCode"] == 200
+    other = http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION})
+    other["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = "someone-else"
+    assert fn.handler(other, None)["statusCode"] == 404
+    anonymous = http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION})
+    del anonymous["requestContext"]["authorizer"]
+    assert fn.handler(anonymous, None)["statusCode"] == 401

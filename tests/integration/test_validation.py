@@ -1,0 +1,90 @@
+"""`make test` validates the deployment files: cfn-lint on template.yaml, statelint on the ASL (placeholders filled).
+
+Each validator also fails a deliberately broken copy, so a passing run means something.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assist.serverless.definition import ASL, FUNCTION_ARNS, ROOT, local_definition, placeholders
+
+pytestmark = pytest.mark.integration
+BIN = Path(sys.executable).parent
+TEMPLATE = ROOT / "template.yaml"
+
+
+def cfn_lint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "cfn-lint"), str(path)], capture_output=True, text=True, timeout=120)
+
+
+def statelint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "statelint"), str(path)], capture_output=True, text=True, timeout=60)
+
+
+def test_cfn_lint_passes_the_template():
+    r = cfn_lint(TEMPLATE)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    ("broken", "needle"),
+    [
+        (("MemorySize: 2048 #", "MemorySize: lots #"), "E3012"),  # a property of the wrong type
+        (
+            (
+                "RequestParameters:\n        StateMachineArn: !Ref AskStateMachine",
+                "RequestParameters:\n        StateMachineArn: !Ref AskMachine",
+            ),
+            "AskMachine",
+        ),
+    ],
+)
+def test_cfn_lint_fails_a_broken_template(tmp_path, broken, needle):
+    text = TEMPLATE.read_text()
+    assert broken[0] in text
+    bad = tmp_path / "template.yaml"
+    bad.write_text(text.replace(broken[0], broken[1], 1))
+    r = cfn_lint(bad)
+    assert r.returncode != 0
+    assert needle in r.stdout
+
+
+def test_statelint_passes_the_definition_with_its_placeholders_filled(tmp_path):
+    filled = tmp_path / "ask.asl.json"
+    filled.write_text(local_definition())
+    assert not placeholders(filled.read_text())
+    r = statelint(filled)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(
+    ("state", "change", "needle"),
+    [
+        ("Retrieve", {"Next": "Answr"}, "Answr"),  # a dangling transition
+        ("RouteByType", {"Type": "Switch"}, "Switch"),  # no such state type
+    ],
+)
+def test_statelint_fails_a_broken_definition(tmp_path, state, change, needle):
+    definition = json.loads(local_definition())
+    definition["States"][state].update(change)
+    bad = tmp_path / "ask.asl.json"
+    bad.write_text(json.dumps(definition))
+    r = statelint(bad)
+    assert r.returncode != 0
+    assert needle in r.stdout
+
+
+def test_the_template_deploys_this_definition_with_every_placeholder_substituted():
+    from assist.aws.resources import load_template
+
+    machine = load_template()["Resources"]["AskStateMachine"]["Properties"]
+    assert (ROOT / machine["DefinitionUri"]).resolve() == ASL
+    assert set(machine["DefinitionSubstitutions"]) == placeholders(ASL.read_text()) == set(FUNCTION_ARNS)
+    for key, function in FUNCTION_ARNS.items():
+        assert machine["DefinitionSubstitutions"][key] == {"Fn::GetAtt": f"{function.capitalize()}Function.Arn"}
