@@ -32,22 +32,12 @@ class Generation:
 
 class ModelSlots:
     def __init__(self, settings: Settings) -> None:
-        import httpx
-        import ollama
+        from assist.ollama_client import build_client, call_errors
 
-        timeout = httpx.Timeout(settings.ollama_timeout_s, connect=settings.ollama_connect_timeout_s)
-        self._errors: tuple[type[BaseException], ...] = (
-            ollama.ResponseError,
-            ConnectionError,
-            httpx.HTTPError,
-            OSError,
-        )
-        main = ollama.Client(host=settings.ollama_host, timeout=timeout)
-        light = (
-            main
-            if settings.light_host == settings.ollama_host
-            else ollama.Client(host=settings.light_host, timeout=timeout)
-        )
+        self._errors = call_errors()
+        timeouts = (settings.ollama_timeout_s, settings.ollama_connect_timeout_s)
+        main = build_client(settings.ollama_host, *timeouts)
+        light = main if settings.light_host == settings.ollama_host else build_client(settings.light_host, *timeouts)
         self._slots = {"main": (main, settings.ollama_model_name), "light": (light, settings.light_model)}
 
     def model(self, slot: str) -> str:

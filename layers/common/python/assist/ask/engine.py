@@ -47,7 +47,8 @@ class Engine:
         self._retriever = retriever  # a factory: the index is opened on first use, once
 
     def warm(self) -> None:
-        """Open the index and load the embedder now rather than on the first question."""
+        """Load the embedder, the classifier model and the index now rather than on the first question."""
+        self._cascade.warm()
         self._retriever()
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
