@@ -36,7 +36,7 @@ def register_eval(group: argparse._SubParsersAction) -> None:
 
 def register_bench(group: argparse._SubParsersAction) -> None:
     p = group.add_parser("classify", help="per-layer warm latency and cold start, beside their budgets")
-    p.add_argument("--dataset", default="data/routing/seed.jsonl", help="messages to classify")
+    p.add_argument("--dataset", default="data/routing/holdout.jsonl", help="messages to time (labels unused)")
     p.add_argument("--repeats", type=int, default=200, help="rules-layer calls")
     p.add_argument("--cold-runs", type=int, default=3, help="fresh processes for the cold start")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
