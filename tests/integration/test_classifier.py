@@ -21,11 +21,11 @@ from assist.classify.llm import RETRY
 from assist.classify.model import ClassifierModel
 from assist.contracts import IntentEntry, QueryType
 from assist.embed.base import EmbedderMismatch
-from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+from assist.settings import DEFAULT_CLASSIFIER_MODEL, SHIPPED_CLASSIFIER_MODEL, Settings
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / DEFAULT_CLASSIFIER_MODEL
+MODEL = Path(DEFAULT_CLASSIFIER_MODEL)
 SEED = ROOT / "data/routing/seed.jsonl"
 HOLDOUT = ROOT / "data/routing/holdout.jsonl"
 
@@ -51,7 +51,7 @@ def test_the_shipped_model_was_trained_on_the_current_seed():
     doc = json.loads(MODEL.read_text())
     assert doc["training"]["data_sha256"] == examples_digest(read_examples(SEED)), (
         "data/routing/seed.jsonl changed: retrain with `assist classifier train --data data/routing/seed.jsonl "
-        f"--holdout data/routing/holdout.jsonl --out {DEFAULT_CLASSIFIER_MODEL}`"
+        f"--holdout data/routing/holdout.jsonl --out {SHIPPED_CLASSIFIER_MODEL}`"
     )
     assert doc["classes"] == sorted(t.value for t in QueryType)
     assert doc["heads"][-1] == "@inherit"

@@ -3,8 +3,6 @@ server) → cascade (shipped model, ONNX MiniLM) → LanceDB retrieval → Ollam
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
 
@@ -15,7 +13,7 @@ from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration
-MODEL = str(Path(__file__).resolve().parents[2] / DEFAULT_CLASSIFIER_MODEL)
+MODEL = DEFAULT_CLASSIFIER_MODEL
 DOC_TURNS = [
     "How does the retry policy of the HTTP connector work?",
     "What is the intent history?",

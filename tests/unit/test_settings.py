@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from assist.settings import Settings, SettingsError
@@ -40,7 +42,9 @@ def test_the_llm_classifier_runs_only_when_ollama_host_is_set():
 
 
 def test_the_shipped_classifier_is_the_default_and_none_switches_it_off():
-    assert Settings.from_env({}).classifier_model_path == "data/models/routing-classifier.json"
+    default = Settings.from_env({}).classifier_model_path
+    assert default.endswith("/data/models/routing-classifier.json")
+    assert Path(default).is_file()  # found from any working directory of the checkout
     assert Settings.from_env({"CLASSIFIER_MODEL_PATH": "none"}).classifier_model_path is None
     assert Settings.from_env({"CLASSIFIER_MODEL_PATH": "s3://b/m.json"}).classifier_model_path == "s3://b/m.json"
 

@@ -15,8 +15,10 @@ from typing import Any
 from assist.errors import AssistError
 
 DEFAULT_PLATFORM_PREFIXES = ("you are a direct and concise assistant",)
-#: the routing classifier trained from data/routing/seed.jsonl and shipped with the repository
-DEFAULT_CLASSIFIER_MODEL = "data/models/routing-classifier.json"
+#: the routing classifier trained from data/routing/seed.jsonl and shipped with the repository; an absolute
+#: path, so `assist` finds it from any working directory of a checkout (deployments set CLASSIFIER_MODEL_PATH)
+SHIPPED_CLASSIFIER_MODEL = "data/models/routing-classifier.json"
+DEFAULT_CLASSIFIER_MODEL = str(Path(__file__).resolve().parents[4] / SHIPPED_CLASSIFIER_MODEL)
 #: CLASSIFIER_MODEL_PATH values that switch the embedding layer off
 NO_MODEL = frozenset({"none", "off"})
 #: fields computed from the environment rather than read from a variable of their own
