@@ -101,7 +101,9 @@ class LLMClassifier:
         from assist.ollama_client import build_client, call_errors
 
         budget = settings.classifier_llm_timeout_s
-        client = build_client(settings.ollama_host, budget, settings.ollama_connect_timeout_s)
+        # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
+        # abandoned call cannot live on, and never races the deadline.
+        client = build_client(settings.ollama_host, budget + 1.0, settings.ollama_connect_timeout_s)
         return cls(client, settings.classifier_llm_model, budget, call_errors())
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:
