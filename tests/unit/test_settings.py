@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from assist.settings import Settings, SettingsError
@@ -31,6 +33,22 @@ def test_environment_overrides_are_typed():
     assert s.aws_region == "eu-west-1"
 
 
+def test_the_llm_classifier_runs_only_when_ollama_host_is_set():
+    assert Settings.from_env({}).ollama_host_explicit is False
+    s = Settings.from_env({"OLLAMA_HOST": "http://gpu:11434"})
+    assert s.ollama_host_explicit is True
+    assert s.classifier_llm_model == s.ollama_model_name
+    assert Settings.from_env({"OLLAMA_MODEL_NAME_CLASSIFIER": "qwen3:0.6b"}).classifier_llm_model == "qwen3:0.6b"
+
+
+def test_the_shipped_classifier_is_the_default_and_none_switches_it_off():
+    default = Settings.from_env({}).classifier_model_path
+    assert default.endswith("/data/models/routing-classifier.json")
+    assert Path(default).is_file()  # found from any working directory of the checkout
+    assert Settings.from_env({"CLASSIFIER_MODEL_PATH": "none"}).classifier_model_path is None
+    assert Settings.from_env({"CLASSIFIER_MODEL_PATH": "s3://b/m.json"}).classifier_model_path == "s3://b/m.json"
+
+
 def test_a_bad_number_is_a_clear_error():
     with pytest.raises(SettingsError, match="CLASSIFIER_CONFIDENCE_THRESHOLD='high'"):
         Settings.from_env({"CLASSIFIER_CONFIDENCE_THRESHOLD": "high"})
@@ -58,5 +76,8 @@ def test_every_setting_is_documented_in_the_readme():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    missing = [f.name.upper() for f in fields(Settings) if f.name != "in_cloud" and f"`{f.name.upper()}`" not in readme]
+    from assist.settings import DERIVED
+
+    names = [f.name.upper() for f in fields(Settings) if f.name not in DERIVED]
+    missing = [n for n in names if f"`{n}`" not in readme]
     assert missing == []

@@ -15,6 +15,14 @@ from typing import Any
 from assist.errors import AssistError
 
 DEFAULT_PLATFORM_PREFIXES = ("you are a direct and concise assistant",)
+#: the routing classifier trained from data/routing/seed.jsonl and shipped with the repository; an absolute
+#: path, so `assist` finds it from any working directory of a checkout (deployments set CLASSIFIER_MODEL_PATH)
+SHIPPED_CLASSIFIER_MODEL = "data/models/routing-classifier.json"
+DEFAULT_CLASSIFIER_MODEL = str(Path(__file__).resolve().parents[4] / SHIPPED_CLASSIFIER_MODEL)
+#: CLASSIFIER_MODEL_PATH values that switch the embedding layer off
+NO_MODEL = frozenset({"none", "off"})
+#: fields computed from the environment rather than read from a variable of their own
+DERIVED = ("in_cloud", "ollama_host_explicit")
 
 
 class SettingsError(AssistError, ValueError):
@@ -35,10 +43,15 @@ class Settings:
     ollama_timeout_s: float = 60.0
     ollama_connect_timeout_s: float = 2.0
     ollama_warm_up: bool = False  # load both slot models when a container starts
+    # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
+    # engine without Ollama never waits on a connection refused at every ambiguous message.
+    ollama_host_explicit: bool = field(default=False)
 
     # --- Classification -----------------------------------------------------------
     classifier_confidence_threshold: float = 0.85
-    classifier_model_path: str | None = None
+    classifier_model_path: str | None = DEFAULT_CLASSIFIER_MODEL  # None (or "none"): no embedding layer
+    ollama_model_name_classifier: str | None = None  # unset: the LLM classifier uses the main model
+    classifier_llm_timeout_s: float = 5.0  # the LLM classifier's whole budget, retry included
     classifier_export_threshold: int = 500
     classifier_export_dir: str = ".assist/labels"
     export_settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
@@ -81,6 +94,10 @@ class Settings:
         return self.ollama_model_name_conversational or self.ollama_model_name
 
     @property
+    def classifier_llm_model(self) -> str:
+        return self.ollama_model_name_classifier or self.ollama_model_name
+
+    @property
     def light_host(self) -> str:
         return self.ollama_host_conversational or self.ollama_host
 
@@ -107,7 +124,7 @@ class Settings:
         env = dict(os.environ if environ is None else environ)
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name == "in_cloud":
+            if f.name in DERIVED:
                 continue
             raw = env.get(_env_name(f.name))
             if raw is None or raw == "":
@@ -117,6 +134,9 @@ class Settings:
         if region and "aws_region" not in values:
             values["aws_region"] = region
         values["in_cloud"] = bool(env.get("AWS_LAMBDA_FUNCTION_NAME") or env.get("ASSIST_IN_CONTAINER"))
+        values["ollama_host_explicit"] = "ollama_host" in values
+        if str(values.get("classifier_model_path", "")).lower() in NO_MODEL:
+            values["classifier_model_path"] = None
         return cls(**values)
 
     def env_lines(self) -> dict[str, str]:

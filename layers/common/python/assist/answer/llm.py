@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assist.logs import get_logger
+from assist.ollama_client import build_client, call_errors
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -52,15 +53,12 @@ def usage_of(reply: Any) -> dict[str, Any]:
 
 class ModelSlots:
     def __init__(self, settings: Settings) -> None:
-        import httpx
-        import ollama
-
-        timeout = httpx.Timeout(settings.ollama_timeout_s, connect=settings.ollama_connect_timeout_s)
-        self.errors: tuple[type[BaseException], ...] = (ollama.ResponseError, ConnectionError, httpx.HTTPError, OSError)
+        self.errors = call_errors()
+        timeouts = (settings.ollama_timeout_s, settings.ollama_connect_timeout_s)
         hosts = {"main": settings.ollama_host, "light": settings.light_host}
         models = {"main": settings.ollama_model_name, "light": settings.light_model}
-        clients = {h: ollama.Client(host=h, timeout=timeout) for h in set(hosts.values())}
-        aclients = {h: ollama.AsyncClient(host=h, timeout=timeout) for h in set(hosts.values())}
+        clients = {h: build_client(h, *timeouts) for h in set(hosts.values())}
+        aclients = {h: build_client(h, *timeouts, asynchronous=True) for h in set(hosts.values())}
         self._slots = {s: (clients[hosts[s]], aclients[hosts[s]], models[s]) for s in ("main", "light")}
 
     def model(self, slot: str) -> str:

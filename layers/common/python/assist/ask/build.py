@@ -1,8 +1,9 @@
-"""Assemble an Engine from settings and injected AWS clients (tests pass clients aimed at moto).
+"""Assemble an Engine (or just its Cascade) from settings and injected AWS clients (tests pass clients aimed at moto).
 
-Every part is built on its first use, once: a function that runs one stage pays at cold
-start only for the parts that stage touches (the retrieve function never imports boto3,
-the classify function never imports LanceDB).
+Every part is built on its first use, once, and shared: a function that runs one stage pays
+at cold start only for the parts that stage touches (the retrieve function never imports
+boto3, the classify function never imports LanceDB), and the classifier and the retriever
+use the same embedder instance.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
-    from assist.retrieve.search import Retriever
+    from assist.classify.cascade import Cascade
+    from assist.classify.embedding import EmbeddingLayer
+    from assist.classify.llm import LLMClassifier
+    from assist.embed.base import Embedder
     from assist.settings import Settings
 
 T = TypeVar("T")
@@ -42,19 +46,21 @@ class Lazy(Generic[T]):
         return getattr(self.get(), name)
 
 
-def build_engine(settings: Settings, dynamodb: Any) -> Engine:
+def once(factory: Callable[[], T]) -> Callable[[], T]:
+    """A lazy value as a zero-argument function: built by the first call, the same object after."""
+    return Lazy(factory).get
+
+
+def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
     """`dynamodb` is a client, or a `Lazy` one when the caller wants boto3 deferred to the first store call."""
     from assist.ask.engine import Engine
+
+    embedder = lazy_embedder(settings)
 
     def store() -> Any:
         from assist.memory.store import SessionStore
 
         return SessionStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
-
-    def cascade() -> Any:
-        from assist.classify.cascade import Cascade
-
-        return Cascade(settings)
 
     def slots() -> Any:
         from assist.answer.llm import ModelSlots
@@ -63,19 +69,79 @@ def build_engine(settings: Settings, dynamodb: Any) -> Engine:
 
     # The engine calls methods on its parts; a Lazy forwards them to the part, built on that first call.
     return Engine(
-        settings, cast(Any, Lazy(store)), cast(Any, Lazy(cascade)), cast(Any, Lazy(slots)), lazy_retriever(settings)
+        settings,
+        cast(Any, Lazy(store)),
+        cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
+        cast(Any, Lazy(slots)),
+        retriever=lazy_retriever(settings, embedder),
     )
 
 
-def lazy_retriever(settings: Settings) -> Callable[[], Retriever]:
-    """A factory that opens the embedder and index on first call, once, thread-safely."""
-
-    def build() -> Retriever:
+def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
+    def load() -> Embedder:
         from assist.embed import build_embedder
+
+        return build_embedder(settings)
+
+    return once(load)
+
+
+def build_cascade(settings: Settings, embedder: Callable[[], Embedder] | None = None, s3: Any = None) -> Cascade:
+    """The cascade as deployed: embedding layer when a model is configured, LLM layer when OLLAMA_HOST is set."""
+    from assist.classify.cascade import Cascade
+
+    return Cascade(settings, embedding=embedding_layer(settings, embedder, s3), llm=llm_layer(settings))
+
+
+def embedding_layer(
+    settings: Settings, embedder: Callable[[], Embedder] | None = None, s3: Any = None
+) -> Callable[[], EmbeddingLayer] | None:
+    """The embedding layer's provider, or None when CLASSIFIER_MODEL_PATH is off."""
+    path = settings.classifier_model_path
+    if not path:
+        return None
+    embedder = embedder or lazy_embedder(settings)
+
+    def load() -> EmbeddingLayer:
+        from assist.classify.embedding import EmbeddingLayer
+        from assist.classify.model import ModelError
+        from assist.contracts import QueryType
+
+        client = s3
+        if client is None and path.startswith("s3://"):
+            from assist.aws.clients import client as aws_client
+
+            client = aws_client("s3", settings)
+        layer = EmbeddingLayer.load(path, embedder(), s3=client)
+        unknown = set(layer.model.classes) - {t.value for t in QueryType}
+        if unknown:
+            raise ModelError(f"classifier model {path} predicts {sorted(unknown)}: not a routing model")
+        return layer
+
+    return once(load)
+
+
+def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
+    """The LLM layer's provider, or None when OLLAMA_HOST was not set."""
+    if not settings.ollama_host_explicit:
+        return None
+
+    def build() -> LLMClassifier:
+        from assist.classify.llm import LLMClassifier
+
+        return LLMClassifier.from_settings(settings)
+
+    return once(build)
+
+
+def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None = None) -> Callable[[], Any]:
+    """A factory that opens the index on first call, once, thread-safely."""
+    embedder = embedder or lazy_embedder(settings)
+
+    def open_retriever() -> Any:
         from assist.index.store import open_table
         from assist.retrieve.search import Retriever
 
-        embedder = build_embedder(settings)
-        return Retriever(open_table(settings, embedder), embedder)
+        return Retriever(open_table(settings, embedder()), embedder())
 
-    return Lazy(build).get
+    return once(open_retriever)

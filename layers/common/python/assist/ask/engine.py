@@ -7,10 +7,11 @@ API, the CLI) or as separate Step Functions tasks.
 
 from __future__ import annotations
 
+import contextvars
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -88,8 +89,9 @@ class Engine:
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engine")
 
     def warm(self) -> None:
-        """Open the index and load the embedder (and, when configured, both model slots) now
-        rather than on the first question."""
+        """Load the embedder, the classifier model and the index (and, when configured, both model
+        slots) now rather than on the first question."""
+        self._cascade.warm()
         self._retriever()
         if self.settings.ollama_warm_up:
             self._slots.warm_up()
@@ -112,7 +114,7 @@ class Engine:
         req = state.request
         with stage(state.stages, "history") as st:
             # two independent round trips (sessions counter, intent history): overlap them
-            turn = self._pool.submit(self._store.begin_turn, req.session_id, state.owner)
+            turn = self._submit(self._store.begin_turn, req.session_id, state.owner)
             state.history = self._store.recent_intents(req.session_id)
             state.turn = turn.result()
             st.update(entries=len(state.history), turn=state.turn)
@@ -133,7 +135,7 @@ class Engine:
         assert state.route is not None, "classify runs before retrieve"
         with stage(state.stages, "retrieve") as st:
             query = state.route.retrieval_query or state.request.message
-            search = self._pool.submit(self._search, query)
+            search = self._submit(self._search, query)
             try:
                 result = search.result(timeout=self.settings.retrieve_timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
@@ -147,6 +149,10 @@ class Engine:
                 strategies=sorted({f for c in result.chunks for f in c.found_by}),
             )
         return state
+
+    def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Run in the engine's pool with this request's log context (request id, function)."""
+        return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _search(self, query: str) -> RetrievalResult:
         try:

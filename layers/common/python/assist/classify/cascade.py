@@ -1,17 +1,31 @@
-"""The classification cascade, cheapest layer first; every decision says who made it and why."""
+"""The classification cascade, cheapest layer first; every decision says who made it and why.
+
+declared → rules → embedding → llm → fallback. The embedding and LLM layers are injected as
+zero-argument providers, built on first use (the model, the embedder and the Ollama client are
+not loaded by an engine that never classifies free text), so `Cascade(settings)` alone runs the
+declared and rules layers and falls back to RETRIEVAL.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from assist.classify.llm import LLMClassifierFailed
 from assist.classify.rules import platform_prefix
 from assist.contracts import IntentEntry, QueryType, Route
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
+    from assist.classify.embedding import EmbeddingLayer
+    from assist.classify.llm import LLMClassifier
+    from assist.classify.model import Prediction
     from assist.settings import Settings
 
 log = get_logger(__name__)
+#: the confidence of a fallback with nothing to go on: the uniform prior over four types
+NO_CLASSIFIER_CONFIDENCE = 0.25
 
 
 def route_for(qtype: QueryType, layer: str, confidence: float, reason: str, settings: Settings) -> Route:
@@ -21,22 +35,74 @@ def route_for(qtype: QueryType, layer: str, confidence: float, reason: str, sett
 
 
 class Cascade:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedding: Callable[[], EmbeddingLayer] | None = None,
+        llm: Callable[[], LLMClassifier] | None = None,
+    ) -> None:
         self._settings = settings
+        self._embedding = embedding
+        self._llm = llm
+
+    def warm(self) -> None:
+        """Load the classifier model and the embedder now rather than on the first message."""
+        if self._embedding is not None:
+            self._embedding()
 
     def classify(self, message: str, history: list[IntentEntry], declared: QueryType | None = None) -> Route:
         s = self._settings
+        start = time.perf_counter()
         if declared is not None:
             route = route_for(declared, "declared", 1.0, "caller-declared query_type", s)
         elif prefix := platform_prefix(message, s.platform_prefixes):
             route = route_for(QueryType.PLATFORM, "rules", 1.0, f"platform-injected prefix {prefix!r}", s)
         else:
-            route = route_for(QueryType.RETRIEVAL, "default", 0.5, "no layer decided; documentation by default", s)
+            route = self._by_content(message, history)
         log.info(
             "classify.decided",
             type=route.type.value,
             layer=route.layer,
-            confidence=route.confidence,
+            confidence=round(route.confidence, 4),
             history_len=len(history),
+            reason=route.reason,
+            ms=round((time.perf_counter() - start) * 1000, 2),
         )
         return route
+
+    def _by_content(self, message: str, history: list[IntentEntry]) -> Route:
+        s = self._settings
+        threshold = s.classifier_confidence_threshold
+        pred = self._embedding().predict(message, history) if self._embedding is not None else None
+        if pred is not None and pred.p >= threshold:
+            return route_for(QueryType(pred.label), "embedding", pred.p, _embedding_reason(pred, threshold), s)
+        if pred is not None:
+            log.info("classify.embedding_abstained", p=round(pred.p, 4), threshold=threshold, best=pred.label)
+
+        if self._llm is None:
+            why = "llm off (OLLAMA_HOST unset)"
+        else:
+            try:
+                decision = self._llm().classify(message, history)
+            except LLMClassifierFailed as exc:
+                log.warning("classify.llm_failed", reason=str(exc))
+                why = str(exc)
+            else:
+                reason = f"llm: {decision.type.value} (history {len(history)} entries"
+                reason += ", after a retry)" if decision.attempts > 1 else ")"
+                if pred is not None:
+                    reason += f"; embedding best {pred.label} p={pred.p:.2f} < {threshold:.2f}"
+                return route_for(decision.type, "llm", 1.0, reason, s)
+
+        if pred is not None:
+            reason = f"fallback: {why}; embedding best p={pred.p:.2f}"
+            return route_for(QueryType(pred.label), "fallback", pred.p, reason, s)
+        reason = f"fallback: {why}; no embedding model; documentation by default"
+        return route_for(QueryType.RETRIEVAL, "fallback", NO_CLASSIFIER_CONFIDENCE, reason, s)
+
+
+def _embedding_reason(pred: Prediction, threshold: float) -> str:
+    reason = f"embedding p={pred.p:.2f} ≥ {threshold:.2f}"
+    if pred.inherited >= pred.p / 2:
+        reason += f"; a reference to the previous {pred.label} turn"
+    return reason

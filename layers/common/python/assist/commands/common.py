@@ -40,3 +40,13 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
     return round(ordered[k], 3)
+
+
+def report(obj: dict[str, Any], as_json: bool) -> None:
+    """`--json`: the one JSON object; otherwise its top-level figures, one per line, for a person."""
+    if as_json:
+        emit(obj)
+        return
+    for key, value in obj.items():
+        text = value if isinstance(value, str | int | float) or value is None else json.dumps(value, ensure_ascii=False)
+        sys.stdout.write(f"{key}: {text}\n")

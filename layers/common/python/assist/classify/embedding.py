@@ -1,0 +1,48 @@
+"""The embedding layer: the message's embedding and words through the trained model, plus the intent history's
+previous type for references (see `model.py`)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from assist.classify.model import ClassifierModel, Prediction
+from assist.embed.base import check_same
+from assist.logs import get_logger
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from assist.contracts import IntentEntry
+    from assist.embed.base import Embedder
+
+log = get_logger(__name__)
+
+
+class EmbeddingLayer:
+    def __init__(self, model: ClassifierModel, embedder: Embedder) -> None:
+        check_same(model.embedder_id, model.embedder_dim, embedder, f"classifier model {model.source}")
+        self.model = model
+        self._embedder = embedder
+
+    @classmethod
+    def load(cls, path: str, embedder: Embedder, s3: Any = None) -> EmbeddingLayer:
+        start = time.perf_counter()
+        model = ClassifierModel.load(path, s3=s3)
+        layer = cls(model, embedder)
+        log.info(
+            "classify.model_loaded",
+            path=path,
+            version=model.version,
+            data_sha256=model.doc["training"]["data_sha256"][:12],
+            trained_at=model.doc["training"]["trained_at"],
+            embedder=model.embedder_id,
+            classes=list(model.classes),
+            uses_history=model.uses_history,
+            ms=round((time.perf_counter() - start) * 1000, 1),
+        )
+        return layer
+
+    def predict(self, message: str, history: Sequence[IntentEntry]) -> Prediction:
+        vector = self._embedder.embed([message])[0]
+        return self.model.predict(vector, message, [h.type.value for h in history])

@@ -1,0 +1,175 @@
+"""The embedding classifier's artifact and its inference, with numpy only.
+
+The artifact is one JSON document (never a pickle: loading it runs no code): the classes, a
+linear model over [message embedding | word TF-IDF | character TF-IDF], a temperature that
+calibrates its probabilities, the embedder it was trained with, the threshold, its metrics and
+a hash of its training data. scikit-learn trains it (`assist.classify.train`); nothing here
+imports scikit-learn.
+
+Routing models have one more output than they have classes, `@inherit`: "this message refers
+to the subject of the previous turn" ("and in Java?", "¿y cuánto me queda?"). Its probability
+goes to the type of the most recent non-conversational turn of the intent history. So the
+history can only decide between types when the message itself says it is a reference; a
+self-contained message gets no weight from it, whatever the history holds (ADR 0010).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from assist.classify.features import Block, terms
+from assist.errors import AssistError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+FORMAT = "assist.classifier/1"
+INHERIT = "@inherit"
+#: a turn of this type acts on the conversation, not on a subject: references look past it
+CONVERSATIONAL = "CONVERSATIONAL"
+
+
+class ModelError(AssistError, ValueError):
+    """The classifier artifact cannot be read or is not one."""
+
+
+def previous_type(history_types: Sequence[str]) -> str | None:
+    """The type a reference in the new message points at: the last non-conversational turn's."""
+    for t in reversed(history_types):
+        if t != CONVERSATIONAL:
+            return t
+    return None
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def resolve(head_probs: np.ndarray, heads: Sequence[str], classes: Sequence[str], previous: Sequence[str | None]):
+    """Class probabilities from head probabilities (rows), giving `@inherit` to each row's previous type.
+
+    Returns (class probabilities, inherited share of each row). Without a usable previous type
+    the `@inherit` mass is spread over the classes in proportion (the message stays ambiguous).
+    """
+    idx = [heads.index(c) for c in classes]
+    probs = head_probs[:, idx].copy()
+    inherited = np.zeros(len(probs))
+    if INHERIT not in heads:
+        return probs, inherited
+    p_inh = head_probs[:, heads.index(INHERIT)]
+    for i, prev in enumerate(previous):
+        if prev in classes:
+            probs[i, classes.index(prev)] += p_inh[i]
+            inherited[i] = p_inh[i]
+        else:
+            probs[i] /= probs[i].sum()
+    return probs, inherited
+
+
+@dataclass(frozen=True)
+class Prediction:
+    label: str
+    p: float
+    probs: dict[str, float]
+    #: the share of `p` that came from the previous turn's type (a reference), not from the message
+    inherited: float = 0.0
+
+
+class ClassifierModel:
+    def __init__(self, doc: dict[str, Any], source: str = "<memory>") -> None:
+        if doc.get("format") != FORMAT:
+            raise ModelError(f"{source} is not a {FORMAT} artifact; train one with `assist classifier train`")
+        self.doc = doc
+        self.source = source
+        self.classes: tuple[str, ...] = tuple(doc["classes"])
+        self.heads: tuple[str, ...] = tuple(doc["heads"])
+        self.embedder_id: str = doc["embedder"]["id"]
+        self.embedder_dim: int = int(doc["embedder"]["dim"])
+        self.threshold: float = float(doc["threshold"])
+        self.temperature: float = float(doc["calibration"]["temperature"])
+        self.coef = np.asarray(doc["coef"], dtype=np.float64)
+        self.intercept = np.asarray(doc["intercept"], dtype=np.float64)
+        feats = doc["features"]
+        self.embedding_weight = float(feats["embedding"]["weight"])
+        self.blocks: list[tuple[str, Block, float, int]] = []
+        offset = self.embedder_dim
+        for name in ("words", "chars"):
+            spec = feats[name]
+            block = Block({t: i for i, t in enumerate(spec["vocab"])}, np.asarray(spec["idf"], dtype=np.float64))
+            self.blocks.append((name, block, float(spec["weight"]), offset))
+            offset += len(block)
+        if self.coef.shape != (len(self.heads), offset):
+            raise ModelError(f"{source}: coefficients are {self.coef.shape}, features say {(len(self.heads), offset)}")
+        self.version = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
+
+    @property
+    def uses_history(self) -> bool:
+        return INHERIT in self.heads
+
+    # -- inference -------------------------------------------------------------------
+    def logits(self, vector: np.ndarray, text: str) -> np.ndarray:
+        out = self.intercept + self.coef[:, : self.embedder_dim] @ (vector * self.embedding_weight)
+        t = terms(text)
+        for name, block, weight, offset in self.blocks:
+            cols, vals = block.transform(t[name])
+            if len(cols):
+                out = out + self.coef[:, offset + cols] @ (vals * weight)
+        return out
+
+    def head_probs(self, logits: np.ndarray) -> np.ndarray:
+        return softmax(logits / self.temperature)
+
+    def predict(self, vector: np.ndarray, text: str, history_types: Sequence[str] = ()) -> Prediction:
+        hp = self.head_probs(self.logits(vector, text))[None, :]
+        probs, inherited = resolve(hp, self.heads, self.classes, [previous_type(history_types)])
+        i = int(probs[0].argmax())
+        label = self.classes[i]
+        share = float(inherited[0]) if label == previous_type(history_types) else 0.0
+        return Prediction(
+            label=label,
+            p=float(probs[0, i]),
+            probs={c: float(v) for c, v in zip(self.classes, probs[0], strict=True)},
+            inherited=share,
+        )
+
+    # -- reading and writing ----------------------------------------------------------
+    @classmethod
+    def load(cls, path: str, s3: Any = None) -> ClassifierModel:
+        """From a local path or `s3://bucket/key` (with an injected boto3 S3 client)."""
+        if path.startswith("s3://"):
+            if s3 is None:
+                raise ModelError(f"{path}: an S3 model needs an S3 client")
+            bucket, _, key = path[5:].partition("/")
+            try:
+                data = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            except s3.exceptions.NoSuchKey as exc:
+                raise ModelError(f"classifier model {path} does not exist; fix CLASSIFIER_MODEL_PATH") from exc
+        else:
+            p = Path(path)
+            if not p.is_file():
+                raise ModelError(
+                    f"classifier model {path} does not exist: train one with `assist classifier train --data "
+                    "data/routing/seed.jsonl --out <path>`, or set CLASSIFIER_MODEL_PATH=none to run without it"
+                )
+            data = p.read_bytes()
+        try:
+            doc = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{path} is not JSON ({exc}); a classifier artifact is a JSON document") from exc
+        return cls(doc, source=path)
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(p.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        tmp.replace(p)  # never a half-written artifact at the path a server loads
+        return p

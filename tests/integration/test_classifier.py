@@ -1,0 +1,205 @@
+"""The embedding and LLM layers through the real parts: the shipped artifact with the ONNX embedder, S3 on the moto
+server, the LLM classifier against the Ollama test server, and the `classifier` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from assist.ask.build import build_cascade
+from assist.aws.clients import client
+from assist.classify.data import examples_digest, read_examples
+from assist.classify.evaluate import eval_routing
+from assist.classify.llm import RETRY
+from assist.classify.model import ClassifierModel
+from assist.contracts import IntentEntry, QueryType
+from assist.embed.base import EmbedderMismatch
+from assist.settings import DEFAULT_CLASSIFIER_MODEL, SHIPPED_CLASSIFIER_MODEL, Settings
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = Path(DEFAULT_CLASSIFIER_MODEL)
+SEED = ROOT / "data/routing/seed.jsonl"
+HOLDOUT = ROOT / "data/routing/holdout.jsonl"
+
+
+@pytest.fixture(scope="module")
+def settings(base_settings: Settings) -> Settings:
+    return base_settings.with_(classifier_model_path=str(MODEL))
+
+
+@pytest.fixture
+def llm_settings(settings: Settings, ollama) -> Settings:
+    """The LLM layer on (as with OLLAMA_HOST set), and an embedding layer that never decides on its own."""
+    return settings.with_(
+        ollama_host=ollama.url,
+        ollama_host_explicit=True,
+        ollama_model_name="main-model:1b",
+        classifier_confidence_threshold=1.01,
+        classifier_llm_timeout_s=2.0,
+    )
+
+
+def test_the_shipped_model_was_trained_on_the_current_seed():
+    doc = json.loads(MODEL.read_text())
+    assert doc["training"]["data_sha256"] == examples_digest(read_examples(SEED)), (
+        "data/routing/seed.jsonl changed: retrain with `assist classifier train --data data/routing/seed.jsonl "
+        f"--holdout data/routing/holdout.jsonl --out {SHIPPED_CLASSIFIER_MODEL}`"
+    )
+    assert doc["classes"] == sorted(t.value for t in QueryType)
+    assert doc["heads"][-1] == "@inherit"
+    assert "holdout" in doc["metrics"]
+
+
+def test_the_shipped_model_on_the_holdout_keeps_its_recorded_figures(settings: Settings, embedder):
+    """Regression floors at the figures measured when the artifact was committed (see ADR 0013)."""
+    result = eval_routing(build_cascade(settings, lambda: embedder), read_examples(HOLDOUT))
+    assert result["n"] == 273
+    assert result["by_tag"]["prefix"] == 1.0
+    assert result["by_layer"]["rules"] == {"n": 14, "accuracy": 1.0}
+    assert result["by_tag"]["anchoring"] >= 0.90
+    assert result["accuracy"] >= 0.91
+    assert result["by_tag"]["deictic"] >= 0.77
+    assert set(result["by_layer"]) == {"rules", "embedding", "fallback"}  # no LLM without OLLAMA_HOST
+    assert result["by_layer"]["embedding"]["n"] / result["n"] >= 0.60
+    assert result["by_layer"]["embedding"]["accuracy"] >= 0.95
+
+
+def test_retraining_from_the_seed_reproduces_the_shipped_model(embedder, tmp_path):
+    from assist.classify.train import train
+
+    model, metrics = train(read_examples(SEED), embedder, holdout=read_examples(HOLDOUT))
+    shipped = json.loads(MODEL.read_text())
+    assert model.doc["training"]["data_sha256"] == shipped["training"]["data_sha256"]
+    assert model.temperature == pytest.approx(shipped["calibration"]["temperature"], abs=0.02)
+    for key in ("accuracy", "coverage", "selective_accuracy"):
+        assert metrics["holdout"][key] == pytest.approx(shipped["metrics"]["holdout"][key], abs=0.01), key
+    # calibrated: on rows the model never saw, the reliability bins' accuracy tracks their mean probability
+    assert metrics["cv"]["calibrated"]["ece"] < metrics["cv"]["uncalibrated"]["ece"]
+    assert metrics["cv"]["calibrated"]["ece"] < 0.03
+
+
+def test_history_resolves_references_without_anchoring_self_contained_messages(settings: Settings, embedder):
+    cascade = build_cascade(settings, lambda: embedder)
+    code = [IntentEntry(QueryType.CODE_GENERATION, "write a python handler that returns an order by id")] * 2
+    docs = [IntentEntry(QueryType.RETRIEVAL, "how does the retry policy of webhooks work")] * 5
+    assert cascade.classify("explain this", code).type is QueryType.CODE_GENERATION
+    assert cascade.classify("explain this", docs).type is QueryType.RETRIEVAL
+    assert cascade.classify("en menos palabras", code).type is QueryType.CONVERSATIONAL
+    usage = cascade.classify("cuántas llamadas llevo este mes?", docs)
+    assert usage.type is QueryType.PLATFORM
+    assert usage.type is cascade.classify("cuántas llamadas llevo este mes?", []).type
+
+
+def test_a_model_on_s3_is_loaded_with_the_injected_client_and_logged(settings: Settings, embedder):
+    s3 = client("s3", settings)
+    s3.put_object(Bucket=settings.bucket, Key="models/routing.json", Body=MODEL.read_bytes())
+    s3_settings = settings.with_(classifier_model_path=f"s3://{settings.bucket}/models/routing.json")
+    with capture_logs() as logs:
+        route = build_cascade(s3_settings, lambda: embedder, s3=s3).classify("how do rate limits work?", [])
+    assert route.layer == "embedding"
+    loaded = [e for e in logs if e["event"] == "classify.model_loaded"]
+    assert loaded[0]["path"] == s3_settings.classifier_model_path
+    assert loaded[0]["version"] == ClassifierModel.load(str(MODEL)).version
+    assert loaded[0]["embedder"] == "onnx:all-MiniLM-L6-v2"
+    decided = next(e for e in logs if e["event"] == "classify.decided")
+    assert {"type", "layer", "confidence"} <= set(decided)
+
+
+def test_a_model_of_another_embedder_is_refused(settings: Settings, embedder, tmp_path):
+    doc = json.loads(MODEL.read_text())
+    doc["embedder"]["id"] = "onnx:paraphrase-multilingual-MiniLM-L12-v2"  # same width, another vector space
+    other = tmp_path / "multilingual.json"
+    other.write_text(json.dumps(doc))
+    cascade = build_cascade(settings.with_(classifier_model_path=str(other)), lambda: embedder)
+    with pytest.raises(EmbedderMismatch, match=r"built with embedder onnx:paraphrase-multilingual.*is onnx:all-MiniLM"):
+        cascade.classify("how do rate limits work?", [])
+
+
+def test_a_low_confidence_message_goes_to_the_llm_with_the_intent_history(llm_settings: Settings, embedder, ollama):
+    ollama.reply("PLATFORM", model="main-model:1b")
+    history = [IntentEntry(QueryType.RETRIEVAL, "what is a connector and how do I configure one for my project")]
+    with capture_logs() as logs:
+        route = build_cascade(llm_settings, lambda: embedder).classify("cuántas llamadas llevo este mes?", history)
+    assert (route.layer, route.type, route.confidence) == ("llm", QueryType.PLATFORM, 1.0)
+    assert route.reason.startswith("llm: PLATFORM (history 1 entries); embedding best ")
+    assert any(e["event"] == "classify.embedding_abstained" and e["threshold"] == 1.01 for e in logs)
+    (call,) = ollama.calls("/api/chat")
+    assert call.model == "main-model:1b"
+    system, user = call.body["messages"]
+    assert "<history_rule>" in system["content"]
+    assert "<platform_priority_rule>" in system["content"]
+    assert '[RETRIEVAL] "what is a connector and how do I configure one for my projec"' in user["content"]
+    assert "configure one for my project" not in user["content"]  # 60 characters, never the raw message
+
+
+def test_an_invalid_reply_gets_one_retry(llm_settings: Settings, embedder, ollama):
+    ollama.queue_replies(["I think this is about code", "CODE_GENERATION"], model="main-model:1b")
+    route = build_cascade(llm_settings, lambda: embedder).classify("explain this", [])
+    assert (route.layer, route.type) == ("llm", QueryType.CODE_GENERATION)
+    assert "after a retry" in route.reason
+    _, second = ollama.calls("/api/chat")
+    assert second.body["messages"][-1]["content"] == RETRY
+    assert second.body["messages"][-2] == {"role": "assistant", "content": "I think this is about code"}
+
+
+def test_two_invalid_replies_fall_back_to_the_embedding_best_class(llm_settings: Settings, embedder, ollama):
+    ollama.reply("CLARIFY", model="main-model:1b")
+    route = build_cascade(llm_settings, lambda: embedder).classify("how do rate limits work?", [])
+    assert (route.layer, route.type) == ("fallback", QueryType.RETRIEVAL)
+    assert route.reason.startswith("fallback: llm gave no valid label in 2 replies; embedding best p=")
+    assert len(ollama.calls("/api/chat")) == 2
+
+
+def test_an_llm_error_or_a_slow_llm_falls_back_within_the_budget(llm_settings: Settings, embedder, ollama):
+    cascade = build_cascade(llm_settings.with_(classifier_llm_timeout_s=0.5), lambda: embedder)
+    cascade.warm()
+    ollama.fail_next(1, status=500)
+    failed = cascade.classify("how do rate limits work?", [])
+    assert failed.layer == "fallback"
+    assert failed.reason.startswith("fallback: llm unavailable (ResponseError)")
+    ollama.first_token_delay_s = 2.0
+    start = time.perf_counter()
+    slow = cascade.classify("how do rate limits work?", [])
+    assert time.perf_counter() - start < 1.0
+    assert slow.reason.startswith("fallback: llm over its 0.5 s budget")
+    assert slow.type is QueryType.RETRIEVAL
+
+
+def test_a_dedicated_classifier_model_is_used_when_configured(llm_settings: Settings, embedder, ollama):
+    ollama.reply("RETRIEVAL")
+    cascade = build_cascade(llm_settings.with_(ollama_model_name_classifier="light-model:0.5b"), lambda: embedder)
+    assert cascade.classify("how do rate limits work?", []).layer == "llm"
+    assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b"]
+
+
+def test_the_cli_trains_and_evaluates_a_classifier_on_any_label_set(tmp_path, base_settings: Settings):
+    words = {"billing": ["invoice", "charge", "refund", "receipt"], "weather": ["rain", "storm", "snow", "wind"]}
+    rows = [
+        {"text": t.format(w=w), "label": label}
+        for label, ws in words.items()
+        for w in ws
+        for t in ("tell me about the {w}", "a question on my {w}", "what about the {w} today")
+    ]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    test = [{"text": "any news on the refund", "label": "billing"}, {"text": "play some jazz", "label": "music"}]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in test))
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    run = [sys.executable, "-m", "assist.cli"]
+    out = tmp_path / "clf.json"
+    trained = subprocess.run([*run, "classifier", "train", "--data", str(tmp_path / "train.jsonl"), "--out", str(out)],
+                             capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    assert json.loads(trained.stdout)["classes"] == ["billing", "weather"]
+    assert out.read_bytes()[:1] == b"{"
+    ev = subprocess.run([*run, "classifier", "eval", "--model", str(out), "--data", str(tmp_path / "test.jsonl"),
+                         "--json"], capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    figures = json.loads(ev.stdout)
+    assert {"accuracy", "threshold", "coverage", "selective_accuracy", "abstain_recall", "p50_ms"} <= set(figures)
+    assert (figures["n_known"], figures["n_unknown"]) == (1, 1)

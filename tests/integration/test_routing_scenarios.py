@@ -1,0 +1,152 @@
+"""The PRD-0003 routing scenarios through the real pipeline: HTTP (uvicorn) → engine → intent history in DynamoDB (moto
+server) → cascade (shipped model, ONNX MiniLM) → LanceDB retrieval → Ollama test server."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from assist.api.app import create_app
+from assist.ask.build import build_engine
+from assist.aws.clients import client
+from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+from tests.support.http import serve
+
+pytestmark = pytest.mark.integration
+MODEL = DEFAULT_CLASSIFIER_MODEL
+DOC_TURNS = [
+    "How does the retry policy of the HTTP connector work?",
+    "What is the intent history?",
+    "How is the documentation index built?",
+    "What does the platform prefix rule do?",
+    "How does hybrid retrieval rank passages?",
+]
+
+
+def is_classifier_call(body: dict) -> bool:
+    return "<history_rule>" in body["messages"][0]["content"]
+
+
+def reply_for(label: str):
+    """Classifier calls get `label`; answer calls get an answer."""
+    return lambda body: label if is_classifier_call(body) else "An answer [1]."
+
+
+@pytest.fixture
+def settings(docs_index: Settings, ollama) -> Settings:
+    return docs_index.with_(
+        classifier_model_path=MODEL,
+        ollama_host=ollama.url,
+        ollama_host_explicit=True,  # as with OLLAMA_HOST set: the LLM layer is on
+        ollama_model_name="main-model:1b",
+        ollama_model_name_conversational="light-model:0.5b",
+    )
+
+
+def api(settings: Settings):
+    return serve(create_app(build_engine(settings, client("dynamodb", settings))))
+
+
+def ask(base: str, **body) -> dict:
+    r = httpx.post(base + "/v1/ask", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def stage_names(reply: dict) -> list[str]:
+    return [s["name"] for s in reply["trace"]["stages"]]
+
+
+def classifier_calls(ollama) -> list:
+    return [c for c in ollama.calls("/api/chat") if is_classifier_call(c.body)]
+
+
+def test_the_platform_widget_prompt_is_platform_by_rule_with_no_classifier_call_and_no_retrieval(
+    settings, ollama, session_id
+):
+    ollama.responder = reply_for("RETRIEVAL")
+    with api(settings) as base:
+        body = ask(
+            base,
+            session_id=session_id,
+            message="You are a direct and concise assistant. You have a project usage percentage of 20%. "
+            "Provide an insight. Rules: Exactly 3 sentences.",
+            extra_context="project usage: 20% of 10,000 calls",
+        )
+    assert (body["route"]["type"], body["route"]["layer"]) == ("PLATFORM", "rules")
+    assert "retrieve" not in stage_names(body)
+    assert body["sources"] == []
+    assert classifier_calls(ollama) == []
+    assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b"]  # the answer only
+
+
+def test_a_usage_question_after_five_documentation_turns_is_platform(settings, ollama, session_id):
+    ollama.responder = reply_for("RETRIEVAL")
+    with api(settings) as base:
+        docs = [ask(base, session_id=session_id, message=m) for m in DOC_TURNS]
+        usage = ask(base, session_id=session_id, message="cuántas llamadas llevo este mes?")
+    assert [d["route"]["type"] for d in docs] == ["RETRIEVAL"] * 5
+    assert usage["trace"]["history"] == [f'[RETRIEVAL] "{m[:60]}"' for m in DOC_TURNS]
+    assert usage["route"]["type"] == "PLATFORM"
+    assert usage["route"]["layer"] == "embedding"  # decided by content, with no model call
+    assert "retrieve" not in stage_names(usage)
+
+
+def test_explain_this_after_code_turns_is_code_generation(settings, ollama, session_id):
+    ollama.responder = reply_for("RETRIEVAL")  # were the LLM asked, it would answer wrong
+    with api(settings) as base:
+        code = [
+            ask(base, session_id=session_id, message="Write a Python handler that returns the order with the given id"),
+            ask(base, session_id=session_id, message="Now add pagination to that handler with a page size of 20"),
+        ]
+        explain = ask(base, session_id=session_id, message="explain this", editor_content="def handler(event): ...")
+    assert [c["route"]["type"] for c in code] == ["CODE_GENERATION"] * 2
+    assert explain["route"]["type"] == "CODE_GENERATION"
+    assert explain["route"]["layer"] == "embedding"
+    assert "a reference to the previous CODE_GENERATION turn" in explain["route"]["reason"]
+    assert classifier_calls(ollama) == []
+
+
+def test_en_menos_palabras_is_conversational_and_skips_retrieval(settings, ollama, session_id):
+    ollama.responder = reply_for("RETRIEVAL")
+    with api(settings) as base:
+        ask(base, session_id=session_id, message="How do webhook retries work?")
+        short = ask(base, session_id=session_id, message="en menos palabras")
+    assert short["route"]["type"] == "CONVERSATIONAL"
+    assert short["route"]["model_slot"] == "light"
+    assert "retrieve" not in stage_names(short)
+
+
+def test_a_declared_type_bypasses_every_layer(settings, ollama, session_id):
+    ollama.responder = reply_for("PLATFORM")
+    with api(settings.with_(classifier_confidence_threshold=1.01)) as base:  # any free-text message would reach the LLM
+        body = ask(base, session_id=session_id, message="explain this", query_type="CODE_GENERATION")
+    assert (body["route"]["type"], body["route"]["layer"], body["route"]["confidence"]) == (
+        "CODE_GENERATION",
+        "declared",
+        1.0,
+    )
+    assert classifier_calls(ollama) == []
+
+
+def test_the_llm_layer_sees_the_intent_history_and_never_raw_messages(settings, ollama, session_id):
+    ollama.responder = reply_for("CODE_GENERATION")
+    long_turns = [
+        "Write a function that validates the signature of an incoming webhook and rejects replays older than 5 min",
+        "How does the platform sign webhook payloads, and which header carries the signature and the timestamp?",
+    ]
+    with api(settings.with_(classifier_confidence_threshold=1.01)) as base:  # every free-text message asks the LLM
+        first = ask(base, session_id=session_id, message=long_turns[0])
+        second = ask(base, session_id=session_id, message=long_turns[1])
+        third = ask(base, session_id=session_id, message="and in Go?")
+    assert third["route"]["layer"] == "llm"
+    assert third["route"]["reason"].startswith("llm: CODE_GENERATION (history 2 entries)")
+    last = classifier_calls(ollama)[-1].body["messages"]
+    prompt = "\n".join(m["content"] for m in last)
+    expected = [f'[{r["route"]["type"]}] "{m[:60]}"' for r, m in zip((first, second), long_turns, strict=True)]
+    assert expected == third["trace"]["history"]  # what the engine stored is what the classifier saw
+    assert "\n".join(expected) in prompt
+    for message in long_turns:
+        assert message[60:] not in prompt  # no raw earlier message...
+    assert "An answer [1]." not in prompt  # ...and no earlier answer
+    assert "<message>\nand in Go?\n</message>" in prompt
