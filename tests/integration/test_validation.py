@@ -37,11 +37,8 @@ def test_cfn_lint_passes_the_template():
     [
         (("MemorySize: 2048 #", "MemorySize: lots #"), "E3012"),  # a property of the wrong type
         (
-            (
-                "RequestParameters:\n        StateMachineArn: !Ref AskStateMachine",
-                "RequestParameters:\n        StateMachineArn: !Ref AskMachine",
-            ),
-            "AskMachine",
+            ("DefinitionUri: ", "DefinitionUrl: "),
+            "E3002",  # a property the resource type does not have
         ),
     ],
 )

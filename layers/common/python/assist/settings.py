@@ -79,6 +79,7 @@ class Settings:
     session_ttl_days: int = 30
 
     # --- API ----------------------------------------------------------------------
+    ask_state_machine_arn: str | None = None  # set: POST /v1/ask runs the ask state machine (the Ask function)
     local_mode: bool = False  # set by `assist local up`: accepts the X-Assist-User dev header
     trusted_identity_header: str | None = None  # a container behind an authenticating proxy
     max_message_chars: int = 8000

@@ -18,6 +18,7 @@ from assist.api.identity import caller
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, TurnState
 from assist.logs import get_logger
 from assist.memory.store import SessionNotFound, StoreUnavailable
+from assist.serverless.execution import ExecutionFailed
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -63,6 +64,7 @@ def service(route_handlers: list[Any], title: str = "Assistance engine") -> Lite
             InvalidRequest: _bad_request,
             SessionNotFound: _not_found,
             StoreUnavailable: _unavailable,
+            ExecutionFailed: _unavailable,
             ValidationException: _validation,
             ClientException: _client_error,
             Exception: _unexpected,
@@ -95,11 +97,10 @@ def _not_found(request: Request, exc: SessionNotFound) -> Response[dict[str, Any
     return Response({"status_code": 404, "detail": str(exc)}, status_code=404)
 
 
-def _unavailable(request: Request, exc: StoreUnavailable) -> Response[dict[str, Any]]:
+def _unavailable(request: Request, exc: StoreUnavailable | ExecutionFailed) -> Response[dict[str, Any]]:
+    reason = "sessions_unavailable" if isinstance(exc, StoreUnavailable) else "execution_failed"
     headers = {"Retry-After": str(exc.retry_after_s)}
-    return Response(
-        {"status_code": 503, "detail": str(exc), "reason": "sessions_unavailable"}, status_code=503, headers=headers
-    )
+    return Response({"status_code": 503, "detail": str(exc), "reason": reason}, status_code=503, headers=headers)
 
 
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:

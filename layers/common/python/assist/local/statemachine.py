@@ -17,10 +17,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from assist.contracts import AskRequest, InvalidRequest
+from assist.contracts import AskRequest
 from assist.logs import get_logger
+from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 
 if TYPE_CHECKING:
     from assist.local.lambda_endpoint import LambdaEndpoint
@@ -31,10 +30,6 @@ log = get_logger(__name__)
 INTERPRETER = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 WAIT_S = 120.0  # longer than the Answer task's timeout plus its retries
 ROLE = "arn:aws:iam::123456789012:role/assist-ask-state-machine"
-
-
-class ExecutionFailed(RuntimeError):
-    """The execution ended without an answer (a state machine fault, not a degraded answer)."""
 
 
 @dataclass
@@ -90,21 +85,11 @@ class AskStateMachine:
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
         """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest."""
-        ex = self.run({"request": msgspec.to_builtins(req), "owner": owner})
+        ex = self.run(execution_input(req, owner))
         log.info("statemachine.executed", status=ex.status, states=ex.states, ms=ex.ms)
-        if ex.status == "SUCCEEDED" and isinstance(ex.output, dict):
-            ex.output.setdefault("trace", {})["execution"] = {"arn": ex.arn, "states": ex.states}
-            return ex.output
-        if ex.error == "InvalidRequest":
-            raise InvalidRequest(_error_message(ex.cause))
-        raise ExecutionFailed(f"execution {ex.arn} ended {ex.status}: {ex.error}: {ex.cause}")
-
-
-def _error_message(cause: str | None) -> str:
-    """A Lambda error's cause is its JSON error body; the message is what the user should read."""
-    with contextlib.suppress(ValueError, TypeError):
-        return json.loads(cause or "")["errorMessage"]
-    return cause or "invalid request"
+        answer = answer_of(ex.arn, ex.status, ex.output, ex.error, ex.cause)
+        answer.setdefault("trace", {})["execution"] = {"arn": ex.arn, "states": ex.states}
+        return answer
 
 
 class ServerlessStack:

@@ -52,10 +52,20 @@ def _http_app(fn: LambdaFunction) -> ASGIApp:
     apps: dict[str, Callable[[], ASGIApp]] = {
         "classify": lambda: functions.classify_app(fn.engine.get()),
         "retrieve": lambda: functions.retrieve_app(fn.engine.get()),
-        "answer": lambda: create_app(fn.engine.get()),
+        "answer": lambda: create_app(fn.engine.get(), ask_via=_sync_ask(fn.settings)),
         "export": lambda: functions.export_app(fn.settings),
     }
     return apps[fn.name]()
+
+
+def _sync_ask(settings: Settings) -> Callable[[Any, str], Any] | None:
+    """The Ask function (the answer image with ASK_STATE_MACHINE_ARN) runs /v1/ask through the state machine."""
+    if not settings.ask_state_machine_arn:
+        return None
+    from assist.aws.clients import client
+    from assist.serverless.execution import SyncAsk
+
+    return SyncAsk(client("stepfunctions", settings), settings.ask_state_machine_arn)
 
 
 def is_http_event(event: Any) -> bool:

@@ -1,0 +1,56 @@
+"""An ask state machine execution's result, as the API returns it: the Answer, a 400 for a
+rejected request, or ExecutionFailed. Shared by the local stack (moto, polled) and AWS
+(StartSyncExecution from the Ask function)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from typing import Any
+
+import msgspec
+
+from assist.contracts import AskRequest, InvalidRequest
+from assist.errors import AssistError
+
+
+class ExecutionFailed(AssistError, RuntimeError):
+    """The execution ended without an answer (a state machine fault, not a degraded answer)."""
+
+    retry_after_s = 2
+
+
+def execution_input(req: AskRequest, owner: str) -> dict[str, Any]:
+    return {"request": msgspec.to_builtins(req), "owner": owner}
+
+
+def answer_of(arn: str, status: str, output: Any, error: str | None, cause: str | None) -> dict[str, Any]:
+    if status == "SUCCEEDED" and isinstance(output, dict):
+        return output
+    if error == "InvalidRequest":
+        raise InvalidRequest(error_message(cause))
+    raise ExecutionFailed(f"execution {arn} ended {status}: {error}: {cause}")
+
+
+def error_message(cause: str | None) -> str:
+    """A Lambda error's cause is its JSON error body; the message is what the user should read."""
+    with contextlib.suppress(ValueError, TypeError):
+        return json.loads(cause or "")["errorMessage"]
+    return cause or "invalid request"
+
+
+class SyncAsk:
+    """`ask_via` for the Ask function in AWS: StartSyncExecution with the caller as owner."""
+
+    def __init__(self, sfn: Any, arn: str) -> None:
+        self._sfn, self._arn = sfn, arn
+
+    def __call__(self, req: AskRequest, owner: str) -> dict[str, Any]:
+        r = self._sfn.start_sync_execution(
+            stateMachineArn=self._arn, name=uuid.uuid4().hex, input=json.dumps(execution_input(req, owner))
+        )
+        output = json.loads(r["output"]) if r.get("output") else None
+        answer = answer_of(r["executionArn"], r["status"], output, r.get("error"), r.get("cause"))
+        answer.setdefault("trace", {})["execution"] = {"arn": r["executionArn"]}
+        return answer
