@@ -86,7 +86,7 @@ def s3_index(faulty, embedder, tmp_path):
     (docs / "storage.md").write_text("# Storage\n\n## Index location\n\nThe index is stored in LanceDB on S3.\n")
     (docs / "slots.md").write_text("# Model slots\n\n## Light slot\n\nThe light slot answers PLATFORM questions.\n")
     s = faulty.with_(index_uri=f"s3://{faulty.bucket}/fault-index-{tmp_path.name}")
-    ingest(docs, s, embedder, progress=False)
+    ingest(docs, s, embedder, progress=False, s3=client("s3", s))
     return s
 
 

@@ -74,6 +74,12 @@ class RetrievalResult(msgspec.Struct):
     query_kind: str = "hybrid"
     weights: dict[str, float] = msgspec.field(default_factory=dict)
     degraded: list[str] = msgspec.field(default_factory=list)
+    #: hits per strategy that ran (`fts_exact`, `fts_relaxed`, `vector`, and fallback ones)
+    strategies: dict[str, int] = msgspec.field(default_factory=dict)
+    #: why the confidence is what it is, when a fallback phase or nothing answered
+    note: str = ""
+    #: topics to try instead, on a true miss (`confidence: none`)
+    suggestions: list[str] = msgspec.field(default_factory=list)
 
 
 class Source(msgspec.Struct):

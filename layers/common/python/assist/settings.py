@@ -21,6 +21,8 @@ SHIPPED_CLASSIFIER_MODEL = "data/models/routing-classifier.json"
 DEFAULT_CLASSIFIER_MODEL = str(Path(__file__).resolve().parents[4] / SHIPPED_CLASSIFIER_MODEL)
 #: CLASSIFIER_MODEL_PATH values that switch the embedding layer off
 NO_MODEL = frozenset({"none", "off"})
+#: the last part of a CLASSIFIER_MODEL_PATH that names a model registry's pointer rather than an artifact
+REGISTRY_POINTER = "current"
 #: fields computed from the environment rather than read from a variable of their own
 DERIVED = ("in_cloud", "ollama_host_explicit")
 
@@ -50,6 +52,7 @@ class Settings:
     # --- Classification -----------------------------------------------------------
     classifier_confidence_threshold: float = 0.85
     classifier_model_path: str | None = DEFAULT_CLASSIFIER_MODEL  # None (or "none"): no embedding layer
+    classifier_reload_s: float = 60.0  # a registry's `current` pointer is checked at most this often
     ollama_model_name_classifier: str | None = None  # unset: the LLM classifier uses the main model
     classifier_llm_timeout_s: float = 5.0  # the LLM classifier's whole budget, retry included
     classifier_export_threshold: int = 500
@@ -65,6 +68,12 @@ class Settings:
     embed_model_dir: str = ".assist/models/all-MiniLM-L6-v2"
     retrieve_top_k: int = 5
     retrieve_timeout_s: float = 5.0  # past this the answer goes on without passages (`index_timeout`)
+    retrieve_embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
+    retrieve_similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
+    retrieve_agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
+    retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
+    index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
+    index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
     # --- Storage (DynamoDB, S3) ---------------------------------------------------
     sessions_table: str = "assist-sessions"
@@ -101,6 +110,16 @@ class Settings:
     @property
     def light_host(self) -> str:
         return self.ollama_host_conversational or self.ollama_host
+
+    @property
+    def classifier_registry(self) -> str | None:
+        """The model registry's root when CLASSIFIER_MODEL_PATH is `<root>/current`: the classify path follows it."""
+        path = self.classifier_model_path or ""
+        if path == REGISTRY_POINTER:
+            return "."
+        if path.endswith("/" + REGISTRY_POINTER):
+            return path[: -len(REGISTRY_POINTER) - 1] or "/"
+        return None
 
     @property
     def index_is_s3(self) -> bool:

@@ -96,27 +96,26 @@ def build_cascade(settings: Settings, embedder: Callable[[], Embedder] | None = 
 def embedding_layer(
     settings: Settings, embedder: Callable[[], Embedder] | None = None, s3: Any = None
 ) -> Callable[[], EmbeddingLayer] | None:
-    """The embedding layer's provider, or None when CLASSIFIER_MODEL_PATH is off."""
+    """The embedding layer's provider, or None when CLASSIFIER_MODEL_PATH is off. A path `<registry>/current`
+    follows the registry's pointer (`assist.classify.reload`); any other path is one artifact, loaded once."""
     path = settings.classifier_model_path
     if not path:
         return None
     embedder = embedder or lazy_embedder(settings)
+    if s3 is None and path.startswith("s3://"):
+        from assist.aws.clients import client
+
+        s3 = Lazy(lambda: client("s3", settings))  # boto3 is imported by the first read, not here
+    if root := settings.classifier_registry:
+        from assist.classify.registry import Registry
+        from assist.classify.reload import ReloadingLayer
+
+        return ReloadingLayer(Registry(root, s3), embedder, settings.classifier_reload_s)
 
     def load() -> EmbeddingLayer:
         from assist.classify.embedding import EmbeddingLayer
-        from assist.classify.model import ModelError
-        from assist.contracts import QueryType
 
-        client = s3
-        if client is None and path.startswith("s3://"):
-            from assist.aws.clients import client as aws_client
-
-            client = aws_client("s3", settings)
-        layer = EmbeddingLayer.load(path, embedder(), s3=client)
-        unknown = set(layer.model.classes) - {t.value for t in QueryType}
-        if unknown:
-            raise ModelError(f"classifier model {path} predicts {sorted(unknown)}: not a routing model")
-        return layer
+        return EmbeddingLayer.load(path, embedder(), s3=s3)
 
     return once(load)
 
@@ -140,8 +139,8 @@ def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None =
 
     def open_retriever() -> Any:
         from assist.index.store import open_table
-        from assist.retrieve.search import Retriever
+        from assist.retrieve.search import Retriever, SearchOptions
 
-        return Retriever(open_table(settings, embedder()), embedder())
+        return Retriever(open_table(settings, embedder()), embedder(), SearchOptions.from_settings(settings))
 
     return once(open_retriever)

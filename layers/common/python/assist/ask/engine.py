@@ -146,7 +146,8 @@ class Engine:
             st.update(
                 n=len(result.chunks),
                 confidence=result.confidence,
-                strategies=sorted({f for c in result.chunks for f in c.found_by}),
+                query_kind=result.query_kind,
+                strategies=result.strategies,
             )
         return state
 
@@ -300,7 +301,15 @@ class Engine:
         retrieval = (
             None
             if r is None
-            else {"confidence": r.confidence, "query_kind": r.query_kind, "weights": r.weights, "n": len(r.chunks)}
+            else {
+                "confidence": r.confidence,
+                "query_kind": r.query_kind,
+                "weights": r.weights,
+                "n": len(r.chunks),
+                "strategies": r.strategies,
+                **({"note": r.note} if r.note else {}),
+                **({"suggestions": r.suggestions} if r.suggestions else {}),
+            }
         )
         trace = {
             "request_id": state.request_id,

@@ -23,3 +23,8 @@ def client(service: str, settings: Settings) -> Any:
             aws_access_key_id=settings.aws_access_key_id, aws_secret_access_key=settings.aws_secret_access_key
         )
     return boto3.client(service, **kwargs)
+
+
+def index_s3(settings: Settings) -> Any:
+    """An S3 client when the index lives on S3 (its writer lease needs one), else None."""
+    return client("s3", settings) if settings.index_is_s3 else None

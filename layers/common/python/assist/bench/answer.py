@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from assist.bench.harness import local_parts, ollama_double
-from assist.commands.common import percentile
 from assist.settings import Settings
+from assist.stats import percentile
 
 # Messages written to be routed to each type as deployed (no declared type): the bench
 # measures the cascade too, and reports which type each one actually took.

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assist.commands.common import percentile
 from assist.settings import Settings
+from assist.stats import percentile
 
 MESSAGES = [
     "How does the engine decide that a message is about billing?",

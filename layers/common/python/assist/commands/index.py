@@ -14,10 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from assist.aws.clients import index_s3
     from assist.embed import build_embedder
     from assist.index.store import ingest
 
     s = settings(index_uri=args.index)
-    stats = ingest(args.path, s, build_embedder(s), progress=not args.quiet)
+    stats = ingest(args.path, s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
     emit({"index": s.index_uri, **vars(stats)})
     return 0

@@ -75,14 +75,14 @@ def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
             continue
         heading = " > ".join(h for h in heading_path if h != title) if heading_path else ""
         base = f"{doc_id}#{slug(heading) if heading else 'intro'}"
-        for piece in _windows(body):
+        for piece in windows(body):
             ordinal = seen.get(base, 0)
             seen[base] = ordinal + 1
             chunks.append(DocChunk(f"{base}:{ordinal}", doc_id, title, heading, source, ordinal, piece))
     return chunks
 
 
-def _windows(body: str) -> list[str]:
+def windows(body: str) -> list[str]:
     """Long sections are cut at paragraph boundaries, with a little overlap for context."""
     if len(body) <= MAX_CHARS:
         return [body]

@@ -7,6 +7,7 @@ embedder is refused instead of returning meaningless neighbours.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from assist.embed.base import check_same
 from assist.errors import AssistError
 from assist.index.chunking import DocChunk, chunk_document, doc_hash, iter_documents
+from assist.index.lock import writer_lease
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -24,8 +26,10 @@ log = get_logger(__name__)
 META_EMBEDDER = b"assist.embedder"
 META_DIM = b"assist.dim"
 FTS_COLUMN = "content"
-# Measured on the docs/ relevance set (see docs/adr): stemming + stop words + ASCII folding.
-FTS_OPTIONS = {"stem": True, "remove_stop_words": True, "ascii_folding": True, "with_position": True}
+#: tokenizer options INDEX_FTS_OPTIONS may switch on (ADR 0020 measures each); positions are always kept,
+#: phrase queries need them
+FTS_TOKENIZER_OPTIONS = ("stem", "remove_stop_words", "ascii_folding")
+DELETE_BATCH = 500
 
 
 class IndexUnavailable(AssistError, RuntimeError):
@@ -93,8 +97,11 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
     check_same(built_id, built_dim, embedder, f"the index at {where}")
 
 
-def ingest(root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True) -> IngestStats:
-    """Bring the index in line with the documents under root; only changed documents are re-embedded."""
+def ingest(
+    root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True, s3: Any = None
+) -> IngestStats:
+    """Bring the index in line with the documents under root; only changed documents are re-embedded.
+    `s3`: a client for the writer lease of an `s3://` index."""
     root = Path(root)
     if not root.exists():
         raise IndexUnavailable(f"{root} does not exist")
@@ -105,7 +112,26 @@ def ingest(root: str | Path, settings: Settings, embedder: Embedder, progress: b
             docs[doc_id] = (doc_hash(text), chunks)
     if not docs:
         raise IndexUnavailable(f"no Markdown or text content under {root}")
+    return sync(docs, settings, embedder, progress, s3)
 
+
+def sync(
+    docs: dict[str, tuple[str, list[DocChunk]]],
+    settings: Settings,
+    embedder: Embedder,
+    progress: bool = True,
+    s3: Any = None,
+) -> IngestStats:
+    """Make the table hold exactly these documents ({doc_id: (content hash, chunks)}): documents whose
+    hash changed are replaced, missing ones deleted, unchanged ones left alone (not re-embedded).
+    Runs under the index's writer lease (`lock.py`): one writer at a time."""
+    with writer_lease(settings.index_uri, s3):
+        return _sync(docs, settings, embedder, progress)
+
+
+def _sync(
+    docs: dict[str, tuple[str, list[DocChunk]]], settings: Settings, embedder: Embedder, progress: bool
+) -> IngestStats:
     db = connect(settings.index_uri, settings.storage_options())
     table = None
     if settings.index_table in db.table_names():
@@ -133,10 +159,11 @@ def ingest(root: str | Path, settings: Settings, embedder: Embedder, progress: b
         table = db.create_table(settings.index_table, data=rows, schema=schema(embedder))
     else:
         stale = changed + removed
-        table.delete(" OR ".join(f"doc_id = '{_sql_str(d)}'" for d in stale))
+        for i in range(0, len(stale), DELETE_BATCH):  # one predicate per batch: a 5,000-term OR is slow to plan
+            table.delete("doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in stale[i : i + DELETE_BATCH]) + ")")
         if rows:
             table.add(rows)
-    _refresh_indexes(table)
+    refresh_indexes(table, settings)
     log.info(
         "index.updated",
         uri=settings.index_uri,
@@ -181,15 +208,47 @@ def _embed_rows(chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress
     return rows
 
 
-def _refresh_indexes(table: Any) -> None:
-    """An FTS index is built once on a non-empty table, then kept current by optimize()."""
-    if table.count_rows() == 0:
+def fts_options(settings: Settings) -> dict[str, bool]:
+    unknown = set(settings.index_fts_options) - {*FTS_TOKENIZER_OPTIONS, "none"}
+    if unknown:
+        raise IndexUnavailable(
+            f"INDEX_FTS_OPTIONS: unknown {sorted(unknown)}; use any of {'|'.join(FTS_TOKENIZER_OPTIONS)}, or none"
+        )
+    return {o: o in settings.index_fts_options for o in FTS_TOKENIZER_OPTIONS} | {"with_position": True}
+
+
+def refresh_indexes(table: Any, settings: Settings) -> None:
+    """Keep every row searchable through an index after a write.
+
+    The FTS index is built once, on a non-empty table (never on an empty one), with the tokenizer of
+    INDEX_FTS_OPTIONS, and kept current by `optimize()`. From INDEX_VECTOR_INDEX_ROWS chunks on, an
+    IVF_PQ vector index replaces exhaustive search (ADR 0020 has the measurement); `optimize()`
+    folds new rows into it too.
+    """
+    rows = table.count_rows()
+    if rows == 0:
         return
-    has_fts = any(FTS_COLUMN in (ix.columns or []) for ix in table.list_indices())
-    if has_fts:
+    indexed = {c for ix in table.list_indices() for c in (ix.columns or [])}
+    if FTS_COLUMN not in indexed:
+        table.create_fts_index(FTS_COLUMN, use_tantivy=False, replace=True, **fts_options(settings))
+    if "vector" not in indexed and rows >= settings.index_vector_index_rows:
+        start = time.perf_counter()
+        table.create_index(
+            metric="l2",
+            index_type="IVF_PQ",
+            num_partitions=max(1, int(rows**0.5)),
+            num_sub_vectors=_sub_vectors(table),
+            vector_column_name="vector",
+        )
+        log.info("index.vector_index_built", rows=rows, s=round(time.perf_counter() - start, 1))
+    if indexed:  # an index built just now covers every row; one that existed before needs the new rows folded in
         table.optimize()
-    else:
-        table.create_fts_index(FTS_COLUMN, use_tantivy=False, replace=True, **FTS_OPTIONS)
+
+
+def _sub_vectors(table: Any) -> int:
+    """PQ sub-vectors of 8 dimensions each (384 → 48), a divisor of the dimension as IVF_PQ needs."""
+    dim = table.schema.field("vector").type.list_size
+    return next(n for n in (dim // 8, dim // 4, dim // 2, 1) if n and dim % n == 0)
 
 
 def _sql_str(s: str) -> str:

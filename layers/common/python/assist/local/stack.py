@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from assist.logs import get_logger
 
@@ -39,6 +39,7 @@ class MotoServer:
     def __init__(self, port: int | None = None) -> None:
         from moto.server import ThreadedMotoServer
 
+        serialize_dynamodb()
         self.port = port or free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -49,6 +50,31 @@ class MotoServer:
 
     def stop(self) -> None:
         self._server.stop()
+
+
+def serialize_dynamodb() -> None:
+    """One DynamoDB request at a time in the emulator.
+
+    moto's TransactWriteItems deep-copies every table it touches (its rollback copy) without a
+    lock, so a concurrent write makes it fail with "dictionary changed size during iteration"
+    (an HTTP 500; seen in `assist bench load`). Real DynamoDB has no such limit; the local
+    stand-in trades concurrency for correctness.
+    """
+    import threading
+
+    from moto.dynamodb.responses import DynamoHandler
+
+    if getattr(DynamoHandler.call_action, "serialized", False):
+        return
+    lock = threading.RLock()
+    unlocked = DynamoHandler.call_action
+
+    def call_action(self: DynamoHandler) -> Any:
+        with lock:
+            return unlocked(self)
+
+    call_action.serialized = True  # type: ignore[attr-defined]
+    DynamoHandler.call_action = call_action  # type: ignore[method-assign]
 
 
 def export_lines(settings: Settings) -> str:
@@ -74,7 +100,7 @@ def prepare(settings: Settings, docs: Path, progress: bool = True) -> None:
         bucket = settings.index_uri[5:].split("/", 1)[0]
         if bucket != settings.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
             s3.create_bucket(Bucket=bucket)
-    ingest(docs, settings, build_embedder(settings), progress=progress)
+    ingest(docs, settings, build_embedder(settings), progress=progress, s3=s3)
 
 
 def up(settings: Settings, port: int, docs: Path, index: str | None = None) -> int:

@@ -1,101 +1,216 @@
-"""Hybrid search over the chunk table: LanceDB's vector + native FTS, fused by RRF.
+"""Query-adaptive hybrid search (seed 002): analyse the query, run the strategies in parallel, fuse them
+with the query kind's weights, keep the result honest about its confidence, and never return an
+empty list without saying why.
 
-This is the first, plain hybrid; the query-adaptive fusion builds on the same table.
+    analyse ─► fts_exact ┐
+               fts_relaxed├─► weighted RRF + agreement ─► floor ─► MMR ─► (rerank) ─► confidence
+    embed ───► vector ────┘        nothing? fuzzy + no floor (low) ─► partial words (speculative) ─► none
+
+The query embedding has its own time budget: past it (or when the embedder fails) the search is
+full-text only and says `embedder_timeout` / `embedder_unavailable`; the next search tries again.
 """
 
 from __future__ import annotations
 
-import re
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from assist.contracts import Chunk, RetrievalResult
 from assist.embed.base import EmbedderError
-from assist.index.store import FTS_COLUMN
 from assist.logs import get_logger
+from assist.retrieve import strategies as st
+from assist.retrieve.analysis import Analysis, QueryKind, analyze
+from assist.retrieve.fusion import RRF_K, below_floor, mmr, weighted_rrf
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
+    from assist.settings import Settings
 
 log = get_logger(__name__)
-_COLUMNS = ["id", "doc_id", "title", "heading", "text"]
-_WORD = re.compile(r"[\w]+", re.UNICODE)
+#: a reranker: the query and the fused chunks in, the same chunks in a new order (and/or fewer) out
+Rerank = Callable[[str, list[Chunk]], list[Chunk]]
+MIN_POOL = 20  # candidates each strategy contributes, at least: fusion needs more than the k it returns
+SUGGESTIONS = 5
 
 
-def fts_text(query: str) -> str:
-    """Words only: quotes, hyphens and operators in user text must not reach the FTS parser."""
-    return " ".join(_WORD.findall(query))
+@dataclass(frozen=True)
+class SearchOptions:
+    embed_timeout_s: float = 0.3
+    similarity_floor: float = 0.2
+    agreement_bonus: float = 0.2
+    mmr_lambda: float = 1.0
+    rrf_k: int = RRF_K
+    weights: dict[QueryKind, tuple[float, float]] | None = None  # None: analysis.WEIGHTS
 
-
-def confidence_of(top_score: float, n: int) -> str:
-    if n == 0:
-        return "none"
-    # RRF with k=60: a chunk ranked first by both strategies scores 2/61 ≈ 0.033.
-    if top_score >= 0.032:
-        return "high"
-    if top_score >= 0.025:
-        return "medium"
-    return "low"
+    @classmethod
+    def from_settings(cls, s: Settings) -> SearchOptions:
+        return cls(
+            embed_timeout_s=s.retrieve_embed_timeout_ms / 1000,
+            similarity_floor=s.retrieve_similarity_floor,
+            agreement_bonus=s.retrieve_agreement_bonus,
+            mmr_lambda=s.retrieve_mmr_lambda,
+        )
 
 
 class Retriever:
-    def __init__(self, table: Any, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        table: Any,
+        embedder: Embedder,
+        options: SearchOptions | None = None,
+        rerank: Rerank | None = None,
+    ) -> None:
         self._table = table
         self._embedder = embedder
+        self.options = options or SearchOptions()
+        self._rerank = rerank
+        # the embedding and three queries of one search, for a few searches at once
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="retrieve")
+        self._titles: list[str] | None = None
 
     def fetch(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked (a lookup for cited sources, not a search)."""
         if not ids:
             return []
         where = "id IN (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
-        rows = {r["id"]: r for r in self._table.search().where(where).select(_COLUMNS).limit(len(ids)).to_list()}
-        return [_chunk({**rows[i], "_score": 0.0}, "_score", ["memory"]) for i in ids if i in rows]
+        rows = {r["id"]: r for r in self._table.search().where(where).select(st.COLUMNS).limit(len(ids)).to_list()}
+        return [_chunk(rows[i], 0.0, ["memory"]) for i in ids if i in rows]
 
-    def search(self, query: str, k: int = 5) -> RetrievalResult:
-        words = fts_text(query)
-        degraded: list[str] = []
-        try:
-            vec = self._embedder.embed([query])[0]
-        except EmbedderError as exc:
-            log.warning("retrieve.embedder_failed", error=str(exc))
-            vec, degraded = None, ["embedder_unavailable"]
-        if vec is not None and words:
-            q = self._table.search(query_type="hybrid", fts_columns=FTS_COLUMN).vector(vec).text(words)
-            rows, found_by, score_key = q.limit(k).select(_COLUMNS).to_list(), ["vector", "fts"], "_relevance_score"
-        elif vec is not None:
-            rows, found_by, score_key = (
-                self._table.search(vec).limit(k).select(_COLUMNS).to_list(),
-                ["vector"],
-                "_distance",
-            )
-        elif words:
-            q = self._table.search(words, query_type="fts", fts_columns=FTS_COLUMN)
-            rows, found_by, score_key = q.limit(k).select(_COLUMNS).to_list(), ["fts"], "_score"
-        else:
-            rows, found_by, score_key = [], [], "_score"
-        chunks = [_chunk(r, score_key, found_by) for r in rows]
-        top = chunks[0].score if chunks and score_key == "_relevance_score" else 0.0
-        conf = confidence_of(top, len(chunks)) if score_key == "_relevance_score" else ("low" if chunks else "none")
-        log.info("retrieve.fused", n=len(chunks), confidence=conf, strategies=found_by, degraded=degraded)
-        return RetrievalResult(
+    def search(
+        self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
+    ) -> RetrievalResult:
+        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
+        started = time.perf_counter()
+        a = analysis or analyze(query, self.options.weights)
+        pool = max(MIN_POOL, 2 * k)
+        embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
+        running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
+        vector, degraded = self._query_vector(vector, embedding, started)
+        if vector is not None:
+            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
+        lists = {name: f.result() for name, f in running.items()}
+        chunks, confidence, note = self._fuse(lists, a, k, self.options.similarity_floor), "", ""
+        if chunks:
+            confidence = _agreement_confidence(chunks[0], len(lists), degraded)
+        else:  # the fallback cascade: each phase looser than the last
+            phases = [
+                ("low", "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
+                ("speculative", "partial word matching: verify relevance", st.partial(a), 0.0),
+            ]
+            for level, why, extra, floor in phases:
+                more = {s.name: s.run(self._table, pool) for s in extra}
+                lists.update(more)
+                if st.VECTOR in lists:
+                    more[st.VECTOR] = lists[st.VECTOR]
+                if chunks := self._fuse(more, a, k, floor):
+                    confidence, note = level, why
+                    break
+        if chunks and self._rerank:
+            chunks = self._rerank(query, chunks)
+        suggestions: list[str] = []
+        if not chunks:
+            confidence, note = "none", "no passage matches; try broader terms or one of the suggested topics"
+            suggestions = self.suggestions(query)
+        result = RetrievalResult(
             chunks=chunks,
-            confidence=conf,
-            query_kind="hybrid",
-            weights={"semantic": 0.5, "lexical": 0.5},
+            confidence=confidence,
+            query_kind=a.kind.value,
+            weights=a.weights,
             degraded=degraded,
+            strategies={name: len(rows) for name, rows in lists.items()},
+            note=note,
+            suggestions=suggestions,
         )
+        log.info(
+            "retrieve.fused",
+            n=len(chunks),
+            confidence=confidence,
+            query_kind=a.kind.value,
+            weights=a.weights,
+            strategies=result.strategies,
+            degraded=degraded,
+            ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        return result
+
+    def suggestions(self, query: str) -> list[str]:
+        """Document titles to try: those sharing the most letter trigrams with the query, then the shortest
+        (an overview's title is shorter than a decision record's)."""
+        if self._titles is None:
+            rows = self._table.search().select(["title"]).limit(None).to_arrow().column("title").to_pylist()
+            self._titles = sorted(set(rows))
+        grams = _trigrams(query)
+        ranked = sorted(self._titles, key=lambda t: (-len(grams & _trigrams(t)), len(t), t))
+        return ranked[:SUGGESTIONS]
+
+    def _query_vector(
+        self, vector: np.ndarray | None, embedding: Future | None, started: float
+    ) -> tuple[np.ndarray | None, list[str]]:
+        if embedding is None:
+            return vector, []
+        budget = max(0.0, self.options.embed_timeout_s - (time.perf_counter() - started))
+        try:
+            return embedding.result(timeout=budget)[0], []
+        except FutureTimeout:
+            log.warning("retrieve.embedder_timeout", budget_ms=round(self.options.embed_timeout_s * 1000))
+            return None, ["embedder_timeout"]
+        except EmbedderError as exc:
+            log.warning("retrieve.embedder_failed", error=str(exc)[:200])
+            return None, ["embedder_unavailable"]
+
+    def _fuse(self, lists: dict[str, list[dict[str, Any]]], a: Analysis, k: int, floor: float) -> list[Chunk]:
+        weights = {name: (a.semantic if name == st.VECTOR else a.lexical) for name in lists}
+        rows: dict[str, dict[str, Any]] = {}
+        for name in lists:  # the vector row carries the similarity: read it first
+            for r in lists[name]:
+                rows.setdefault(r["id"], r)
+        similarity = {r["id"]: r["_similarity"] for r in lists.get(st.VECTOR, [])}
+        fused = [
+            f
+            for f in weighted_rrf(
+                {n: [r["id"] for r in rs] for n, rs in lists.items()},
+                weights,
+                self.options.rrf_k,
+                self.options.agreement_bonus,
+            )
+            if not below_floor(f.found_by, similarity.get(f.id), floor)
+        ]
+        if not fused:
+            return []
+        pool = fused[: max(MIN_POOL, 2 * k)]
+        vectors = np.asarray([rows[f.id]["vector"] for f in pool], dtype=np.float32)
+        order = mmr([f.score for f in pool], vectors, k, self.options.mmr_lambda) + list(range(len(pool), len(fused)))
+        return [_chunk(rows[fused[i].id], fused[i].score, fused[i].found_by) for i in order[:k]]
 
 
-def _chunk(row: dict[str, Any], score_key: str, found_by: list[str]) -> Chunk:
-    score = float(row.get(score_key, 0.0))
-    if score_key == "_distance":
-        score = 1.0 - score / 2.0  # L2 on unit vectors → cosine similarity
+def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
+    """How far the strategies agree on the best chunk: all of three or more → very_high; two → high."""
+    if top.agreement >= 3 and top.agreement == ran:
+        return "very_high"
+    if top.agreement >= 2:
+        return "high"
+    return "low" if degraded else "medium"
+
+
+def _trigrams(text: str) -> set[str]:
+    t = f"  {text.lower()} "
+    return {t[i : i + 3] for i in range(len(t) - 2)}
+
+
+def _chunk(row: dict[str, Any], score: float, found_by: list[str]) -> Chunk:
     return Chunk(
         id=row["id"],
         doc_id=row["doc_id"],
         title=row["title"],
         heading=row["heading"],
         text=row["text"],
-        score=round(score, 6),
+        score=round(float(score), 6),
         found_by=list(found_by),
         agreement=len(found_by),
     )

@@ -1,0 +1,74 @@
+"""`assist eval retrieval`, `assist eval docs-corpus` and `assist bench retrieval`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from assist.commands.common import emit, group, report, settings
+
+STRATEGIES = ("fts", "vector", "rrf", "adaptive")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ev = group(sub, "eval")
+    p = ev.add_parser("retrieval", help="one strategy on BEIR files: nDCG@10, recall@5/10/100, MRR@10, latency")
+    p.add_argument("--corpus", required=True, help="corpus.jsonl: {_id, title, text} per line")
+    p.add_argument("--queries", required=True, help="queries.jsonl: {_id, text} per line")
+    p.add_argument("--qrels", required=True, help="qrels TSV with the header query-id, corpus-id, score")
+    p.add_argument("--strategy", choices=STRATEGIES, default="adaptive")
+    p.add_argument("--index-dir", required=True, help="where the corpus index is built (reused while it matches)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=run_eval)
+    dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
+    dc.add_argument("path", nargs="?", default="docs")
+    dc.add_argument("--out", default="-", help="file to write (default: stdout)")
+    dc.set_defaults(func=run_docs_corpus)
+    be = group(sub, "bench")
+    b = be.add_parser("retrieval", help="fts, vector, LanceDB rrf and adaptive latency on N generated chunks")
+    b.add_argument("--rows", type=int, default=10_000, help="chunks in the generated corpus (default 10,000)")
+    b.add_argument("--docs", default="docs", help="folder whose vocabulary the generated texts use")
+    b.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    b.set_defaults(func=run_bench)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from assist.aws.clients import index_s3
+    from assist.embed import build_embedder
+    from assist.retrieve.evaluate import evaluate
+
+    s = settings(log_level="WARNING")  # not a log line per query
+    s3 = index_s3(s.with_(index_uri=args.index_dir))
+    result = evaluate(args.corpus, args.queries, args.qrels, args.strategy, args.index_dir, s, build_embedder(s), s3=s3)
+    report(result, args.json)
+    return 0
+
+
+def run_docs_corpus(args: argparse.Namespace) -> int:
+    from assist.retrieve.beir import docs_corpus
+
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in docs_corpus(args.path))
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from assist.retrieve.bench import run
+
+    result = run(settings(log_level="WARNING"), args.rows, Path(args.docs))
+    if args.json:
+        emit(result)
+        return 0
+    print(f"{args.rows} chunks; query embedding p50 {result['query_embedding']['p50_ms']} ms (not included below)")
+    for where in ("local", "s3"):
+        r = result[where]
+        print(f"{where}: build {r['build_s']} s")
+        for name in STRATEGIES:
+            print(f"  {name:<9} p50 {r[name]['p50_ms']:>8} ms   p95 {r[name]['p95_ms']:>8} ms")
+        print(f"  adaptive / rrf at p50: ×{r['adaptive']['ratio_to_rrf']} (budget ×1.5; local p50 budget 30 ms)")
+    return 0

@@ -1,0 +1,112 @@
+"""One writer at a time per index: a lease object created only if absent.
+
+LanceDB commits to S3 safely from one writer; two concurrent writers can lose a commit unless every
+writer goes through LanceDB's DynamoDB commit store. We keep to one writer (ADR 0021): `assist index`
+and the local stack take this lease first. On S3 the lease is an object written with
+`If-None-Match: *` (S3's conditional create, atomic); in a local directory, a file opened with
+O_EXCL. A lease older than its TTL belongs to a writer that died and is taken over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from assist.errors import AssistError
+from assist.logs import get_logger
+
+log = get_logger(__name__)
+LOCK_NAME = "_assist_writer.lock"
+TTL_S = 30 * 60  # longer than any ingest of ours; a stale lease is taken over after it
+
+
+class IndexBusy(AssistError, RuntimeError):
+    """Another writer holds the index's lease."""
+
+
+@contextmanager
+def writer_lease(uri: str, s3: Any = None, ttl_s: float = TTL_S) -> Iterator[dict[str, Any]]:
+    """Hold the index's writer lease for the duration of the block; IndexBusy if someone else holds it."""
+    lease = {
+        "holder": f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
+        "expires_at": time.time() + ttl_s,
+    }
+    store = _S3Lease(uri, s3) if uri.startswith("s3://") else _FileLease(uri)
+    for attempt in (1, 2):
+        if store.create(json.dumps(lease)):
+            break
+        held = store.read()
+        if attempt == 1 and held is not None and held.get("expires_at", 0) < time.time():
+            log.warning("index.lease_taken_over", uri=uri, stale_holder=held.get("holder"))
+            store.delete()
+            continue
+        holder = held.get("holder", "?") if held else "?"
+        raise IndexBusy(
+            f"another writer ({holder}) is updating the index at {uri}; retry when it is done "
+            f"(a lease older than {int(ttl_s)} s is taken over automatically)"
+        )
+    try:
+        yield lease
+    finally:
+        store.delete()
+
+
+class _S3Lease:
+    def __init__(self, uri: str, s3: Any) -> None:
+        if s3 is None:
+            raise ValueError("an s3:// index needs an S3 client for its writer lease")
+        bucket, _, prefix = uri[5:].partition("/")
+        self.s3, self.bucket, self.key = s3, bucket, f"{prefix.rstrip('/')}/{LOCK_NAME}".lstrip("/")
+
+    def create(self, body: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*")
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"PreconditionFailed", "ConditionalRequestConflict"}:
+                return False
+            raise
+
+    def read(self) -> dict[str, Any] | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            return json.loads(self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read())
+        except ClientError:
+            return None
+
+    def delete(self) -> None:
+        self.s3.delete_object(Bucket=self.bucket, Key=self.key)
+
+
+class _FileLease:
+    def __init__(self, uri: str) -> None:
+        self.path = Path(uri) / LOCK_NAME
+
+    def create(self, body: str) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w") as f:
+            f.write(body)
+        return True
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.path.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def delete(self) -> None:
+        self.path.unlink(missing_ok=True)

@@ -1,0 +1,57 @@
+"""Query analysis (seed 002's kinds plus code symbols), including the peer audit's apostrophe case."""
+
+from __future__ import annotations
+
+import pytest
+
+from assist.retrieve.analysis import WEIGHTS, QueryKind, analyze, words
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ('where is "the light slot" configured', QueryKind.EXACT_QUOTE),
+        ("“answered from memory” in the docs", QueryKind.EXACT_QUOTE),
+        ("busca «sin búsqueda» en la documentación", QueryKind.EXACT_QUOTE),
+        ("the phrase 'weighted fusion' please", QueryKind.EXACT_QUOTE),
+        ("how do I call addVar from a script", QueryKind.IDENTIFIER),
+        ("what does ERR_429 mean", QueryKind.IDENTIFIER),
+        ("OLLAMA_MODEL_NAME_CONVERSATIONAL", QueryKind.IDENTIFIER),
+        ("when is classify.decided logged", QueryKind.IDENTIFIER),
+        ("what is `slot_fallback`", QueryKind.IDENTIFIER),
+        ("how does the index work on LanceDB", QueryKind.ENTITY),
+        ("where do DynamoDB turns go", QueryKind.ENTITY),
+        ("what is the default confidence threshold", QueryKind.FACTUAL),
+        ("how many turns does the memory keep", QueryKind.FACTUAL),
+        ("¿cuál es el límite por defecto del mensaje?", QueryKind.FACTUAL),
+        ("how does routing decide the type of a message", QueryKind.CONCEPTUAL),
+        ("explain two-phase streaming", QueryKind.CONCEPTUAL),
+        ("¿cómo funciona la memoria conversacional?", QueryKind.CONCEPTUAL),
+        ("streaming", QueryKind.EXPLORATORY),
+        ("data privacy", QueryKind.EXPLORATORY),
+    ],
+)
+def test_kinds(query, kind):
+    assert analyze(query).kind is kind, analyze(query).reason
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["what's the engine's default model", "the engine's memory", "don't retry, won't it?", "LanceDB's commit store"],
+)
+def test_an_apostrophe_is_not_a_quote(query):
+    a = analyze(query)
+    assert a.kind is not QueryKind.EXACT_QUOTE
+    assert a.phrases == ()
+
+
+def test_weights_come_from_the_table_or_the_caller():
+    a = analyze("how does routing decide the type")
+    assert (a.semantic, a.lexical) == WEIGHTS[QueryKind.CONCEPTUAL]
+    custom = {k: (0.9, 0.1) for k in QueryKind}
+    assert analyze("how does routing decide the type", custom).weights == {"semantic": 0.9, "lexical": 0.1}
+
+
+def test_words_strip_operators_and_punctuation():
+    assert words('"unbalanced - AND (x) *** a:b') == ("unbalanced", "AND", "x", "a", "b")
+    assert words("-") == ()
