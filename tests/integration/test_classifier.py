@@ -194,12 +194,22 @@ def test_the_cli_trains_and_evaluates_a_classifier_on_any_label_set(tmp_path, ba
     env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
     run = [sys.executable, "-m", "assist.cli"]
     out = tmp_path / "clf.json"
-    trained = subprocess.run([*run, "classifier", "train", "--data", str(tmp_path / "train.jsonl"), "--out", str(out)],
-                             capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    trained = subprocess.run(
+        [*run, "classifier", "train", "--data", str(tmp_path / "train.jsonl"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     assert json.loads(trained.stdout)["classes"] == ["billing", "weather"]
     assert out.read_bytes()[:1] == b"{"
-    ev = subprocess.run([*run, "classifier", "eval", "--model", str(out), "--data", str(tmp_path / "test.jsonl"),
-                         "--json"], capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    ev = subprocess.run(
+        [*run, "classifier", "eval", "--model", str(out), "--data", str(tmp_path / "test.jsonl"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     figures = json.loads(ev.stdout)
     assert {"accuracy", "threshold", "coverage", "selective_accuracy", "abstain_recall", "p50_ms"} <= set(figures)
     assert (figures["n_known"], figures["n_unknown"]) == (1, 1)

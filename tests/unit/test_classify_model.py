@@ -99,7 +99,7 @@ def test_numpy_inference_equals_the_fitted_logistic_regression():
     vectors = emb.embed([r.text for r in rows])
     docs = [terms(r.text) for r in rows]
     labels = [r.label for r in rows]
-    blocks, _, _ = _fit(vectors, docs, labels, sorted(set(labels)), 10.0)
+    blocks, _, _ = _fit(vectors, docs, labels, np.ones(len(labels)), sorted(set(labels)), 10.0)
     lr = LogisticRegression(C=10.0, max_iter=5000).fit(_matrix(vectors, docs, blocks), labels)
     model, _ = train(rows, emb, folds=3)
     logits = np.array([model.logits(v, r.text) for v, r in zip(vectors, rows, strict=True)])
@@ -165,7 +165,7 @@ def test_the_classify_path_never_imports_scikit_learn():
     code = (
         "import sys\n"
         "import assist.ask.build, assist.classify.cascade, assist.classify.embedding, assist.classify.llm\n"
-        "import assist.classify.model\n"
+        "import assist.classify.model, assist.classify.registry, assist.classify.reload\n"
         "print(sorted(m for m in ('sklearn', 'scipy', 'ollama', 'boto3', 'lancedb') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

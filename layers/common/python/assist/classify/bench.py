@@ -14,8 +14,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from assist.classify.evaluate import history_of
-from assist.classify.metrics import percentile
 from assist.classify.rules import platform_prefix
+from assist.stats import percentile
 
 if TYPE_CHECKING:
     from assist.classify.data import Example

@@ -53,12 +53,14 @@ class Cascade:
     def classify(self, message: str, history: list[IntentEntry], declared: QueryType | None = None) -> Route:
         s = self._settings
         start = time.perf_counter()
+        pred: Prediction | None = None
         if declared is not None:
             route = route_for(declared, "declared", 1.0, "caller-declared query_type", s)
         elif prefix := platform_prefix(message, s.platform_prefixes):
             route = route_for(QueryType.PLATFORM, "rules", 1.0, f"platform-injected prefix {prefix!r}", s)
         else:
-            route = self._by_content(message, history)
+            pred = self._embedding().predict(message, history) if self._embedding is not None else None
+            route = self._by_content(message, history, pred)
         log.info(
             "classify.decided",
             type=route.type.value,
@@ -66,14 +68,15 @@ class Cascade:
             confidence=round(route.confidence, 4),
             history_len=len(history),
             reason=route.reason,
+            # which model judged the message: a registry's model changes while the container runs
+            model_version=pred.model_version if pred is not None else None,
             ms=round((time.perf_counter() - start) * 1000, 2),
         )
         return route
 
-    def _by_content(self, message: str, history: list[IntentEntry]) -> Route:
+    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None) -> Route:
         s = self._settings
         threshold = s.classifier_confidence_threshold
-        pred = self._embedding().predict(message, history) if self._embedding is not None else None
         if pred is not None and pred.p >= threshold:
             return route_for(QueryType(pred.label), "embedding", pred.p, _embedding_reason(pred, threshold), s)
         if pred is not None:

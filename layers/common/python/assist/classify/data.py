@@ -1,9 +1,12 @@
-"""Labelled examples from JSONL: `{"text", "label"}` rows or routing rows (data/routing/README.md)."""
+"""Labelled examples from JSONL: `{"text", "label"}` rows, routing rows (data/routing/README.md) and the label
+records `assist export` writes (docs/data-flywheel.md)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,52 +25,102 @@ class Example:
     #: earlier turns as (type, 60-char topic), oldest first
     history: tuple[tuple[str, str], ...] = ()
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: the row's weight in training, relative to a seed row
+    weight: float = 1.0
 
     @property
     def history_types(self) -> list[str]:
         return [t for t, _ in self.history]
 
 
+@dataclass
+class Rows:
+    examples: list[Example] = field(default_factory=list)
+    #: examples that came from exported label records
+    exported: int = 0
+    #: exported records left out, by reason (`self_labeled`, `fallback`)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def extend(self, other: Rows) -> None:
+        self.examples += other.examples
+        self.exported += other.exported
+        self.skipped.update(other.skipped)
+
+
+def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0) -> Rows:
+    """Rows of one JSONL text; exported label records get `label_weight`, and the embedding layer's own are left out."""
+    out = Rows()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if "schema" in row:  # an exported label record
+                reason = _guess(row)
+                if reason:
+                    out.skipped[reason] += 1
+                    continue
+                out.examples.append(_label_record(row, label_weight))
+                out.exported += 1
+            else:
+                out.examples.append(_example(row, f"{Path(where).name}:{n}"))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise DataError(
+                f"{where}:{n}: expected {{'text', 'label'}}, a routing row {{'message', 'expected', 'history', "
+                f"'tags'}} or an exported label record {{'schema', 'message', 'type', 'layer', ...}}: {exc}"
+            ) from exc
+    return out
+
+
 def read_examples(path: str | Path) -> list[Example]:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: no such file")
-    out: list[Example] = []
     with p.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(_example(json.loads(line), f"{p.name}:{n}"))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise DataError(
-                    f"{p}:{n}: expected {{'text', 'label'}} or a routing row "
-                    f"{{'message', 'expected', 'history', 'tags'}}: {exc}"
-                ) from exc
-    return out
+        return parse_rows(f, str(p)).examples
+
+
+def _guess(record: dict) -> str | None:
+    """Why an exported label is the embedding classifier's own guess, left out so the model does not learn from
+    itself: it decided the turn (`self_labeled`), or the turn fell back to its best class below the threshold."""
+    if record["self_labeled"]:
+        return "self_labeled"
+    return "fallback" if record["layer"] == "fallback" else None
+
+
+def _history(row: dict) -> tuple[tuple[str, str], ...]:
+    return tuple((str(h["type"]), str(h["topic"])) for h in row.get("history") or [])
+
+
+def _label_record(record: dict, weight: float) -> Example:
+    return Example(
+        id=str(record["id"]),
+        text=str(record["message"]),
+        label=str(record["type"]),
+        history=_history(record),
+        tags=("exported", f"layer:{record['layer']}"),
+        weight=weight,
+    )
 
 
 def _example(row: dict, where: str) -> Example:
     if "message" in row:
-        history = tuple((str(h["type"]), str(h["topic"])) for h in row.get("history") or [])
         return Example(
             id=str(row.get("id", where)),
             text=str(row["message"]),
             label=str(row["expected"]),
-            history=history,
+            history=_history(row),
             tags=tuple(row.get("tags") or ()),
         )
     return Example(id=str(row.get("id", where)), text=str(row["text"]), label=str(row["label"]))
 
 
-def file_digest(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def examples_digest(examples: list[Example]) -> str:
-    """A hash of what training saw (text, label, history, tags), independent of file names and layout."""
+    """A hash of what training saw (text, label, history, tags, and weights other than 1), independent of file
+    names and layout."""
     h = hashlib.sha256()
     for e in examples:
-        h.update(json.dumps([e.text, e.label, e.history, e.tags], ensure_ascii=False).encode())
+        seen = [e.text, e.label, e.history, e.tags] + ([e.weight] if e.weight != 1.0 else [])
+        h.update(json.dumps(seen, ensure_ascii=False).encode())
         h.update(b"\n")
     return h.hexdigest()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from assist.classify.model import ClassifierModel, Prediction
+from assist.classify.model import ClassifierModel, ModelError, Prediction
+from assist.contracts import QueryType
 from assist.embed.base import check_same
 from assist.logs import get_logger
 
@@ -21,14 +22,22 @@ log = get_logger(__name__)
 
 class EmbeddingLayer:
     def __init__(self, model: ClassifierModel, embedder: Embedder) -> None:
+        """Refuses a model of another embedder, or one whose labels are not query types (the cascade routes by them)."""
         check_same(model.embedder_id, model.embedder_dim, embedder, f"classifier model {model.source}")
+        unknown = set(model.classes) - {t.value for t in QueryType}
+        if unknown:
+            raise ModelError(
+                f"classifier model {model.source} predicts {sorted(unknown)}: not a routing model; "
+                "train it on routing rows (data/routing/README.md)"
+            )
         self.model = model
         self._embedder = embedder
 
     @classmethod
-    def load(cls, path: str, embedder: Embedder, s3: Any = None) -> EmbeddingLayer:
+    def load(cls, path: str, embedder: Embedder, s3: Any = None, version: str | None = None) -> EmbeddingLayer:
+        """`version`: the artifact must hash to it (see `ClassifierModel.load`)."""
         start = time.perf_counter()
-        model = ClassifierModel.load(path, s3=s3)
+        model = ClassifierModel.load(path, s3=s3, version=version)
         layer = cls(model, embedder)
         log.info(
             "classify.model_loaded",

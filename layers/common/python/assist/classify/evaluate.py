@@ -6,8 +6,9 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from assist.classify.metrics import confusion, grouped_accuracy, percentile, reliability, selective
+from assist.classify.metrics import confusion, grouped_accuracy, reliability, selective
 from assist.contracts import IntentEntry, QueryType
+from assist.stats import percentile
 
 if TYPE_CHECKING:
     from assist.classify.cascade import Cascade

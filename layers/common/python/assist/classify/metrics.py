@@ -12,10 +12,6 @@ import numpy as np
 BINS = (0.0, 0.5, 0.7, 0.85, 0.95, 1.0)
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    return round(float(np.percentile(values, q)), 3) if len(values) else 0.0
-
-
 def reliability(confidence: Sequence[float], correct: Sequence[bool]) -> list[dict]:
     """Per bin of top probability: rows, mean probability, accuracy — calibrated when the two agree."""
     conf, ok = np.asarray(confidence, dtype=float), np.asarray(correct, dtype=bool)

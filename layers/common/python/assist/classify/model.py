@@ -81,6 +81,8 @@ class Prediction:
     probs: dict[str, float]
     #: the share of `p` that came from the previous turn's type (a reference), not from the message
     inherited: float = 0.0
+    #: the version of the model that made it (models are swapped while a container runs)
+    model_version: str = ""
 
 
 class ClassifierModel:
@@ -89,23 +91,26 @@ class ClassifierModel:
             raise ModelError(f"{source} is not a {FORMAT} artifact; train one with `assist classifier train`")
         self.doc = doc
         self.source = source
-        self.classes: tuple[str, ...] = tuple(doc["classes"])
-        self.heads: tuple[str, ...] = tuple(doc["heads"])
-        self.embedder_id: str = doc["embedder"]["id"]
-        self.embedder_dim: int = int(doc["embedder"]["dim"])
-        self.threshold: float = float(doc["threshold"])
-        self.temperature: float = float(doc["calibration"]["temperature"])
-        self.coef = np.asarray(doc["coef"], dtype=np.float64)
-        self.intercept = np.asarray(doc["intercept"], dtype=np.float64)
-        feats = doc["features"]
-        self.embedding_weight = float(feats["embedding"]["weight"])
-        self.blocks: list[tuple[str, Block, float, int]] = []
-        offset = self.embedder_dim
-        for name in ("words", "chars"):
-            spec = feats[name]
-            block = Block({t: i for i, t in enumerate(spec["vocab"])}, np.asarray(spec["idf"], dtype=np.float64))
-            self.blocks.append((name, block, float(spec["weight"]), offset))
-            offset += len(block)
+        try:
+            self.classes: tuple[str, ...] = tuple(doc["classes"])
+            self.heads: tuple[str, ...] = tuple(doc["heads"])
+            self.embedder_id: str = doc["embedder"]["id"]
+            self.embedder_dim: int = int(doc["embedder"]["dim"])
+            self.threshold: float = float(doc["threshold"])
+            self.temperature: float = float(doc["calibration"]["temperature"])
+            self.coef = np.asarray(doc["coef"], dtype=np.float64)
+            self.intercept = np.asarray(doc["intercept"], dtype=np.float64)
+            feats = doc["features"]
+            self.embedding_weight = float(feats["embedding"]["weight"])
+            self.blocks: list[tuple[str, Block, float, int]] = []
+            offset = self.embedder_dim
+            for name in ("words", "chars"):
+                spec = feats[name]
+                block = Block({t: i for i, t in enumerate(spec["vocab"])}, np.asarray(spec["idf"], dtype=np.float64))
+                self.blocks.append((name, block, float(spec["weight"]), offset))
+                offset += len(block)
+        except (KeyError, TypeError, ValueError) as exc:  # a truncated or hand-edited document
+            raise ModelError(f"{source} is an incomplete {FORMAT} artifact ({exc!r}); retrain it") from exc
         if self.coef.shape != (len(self.heads), offset):
             raise ModelError(f"{source}: coefficients are {self.coef.shape}, features say {(len(self.heads), offset)}")
         self.version = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
@@ -138,12 +143,17 @@ class ClassifierModel:
             p=float(probs[0, i]),
             probs={c: float(v) for c, v in zip(self.classes, probs[0], strict=True)},
             inherited=share,
+            model_version=self.version,
         )
 
     # -- reading and writing ----------------------------------------------------------
     @classmethod
-    def load(cls, path: str, s3: Any = None) -> ClassifierModel:
-        """From a local path or `s3://bucket/key` (with an injected boto3 S3 client)."""
+    def load(cls, path: str, s3: Any = None, version: str | None = None) -> ClassifierModel:
+        """From a local path or `s3://bucket/key` (with an injected boto3 S3 client).
+
+        `version`: the document must hash to it (a registry names each artifact by its version, so an artifact
+        altered after it was stored is refused rather than served under a name it no longer has).
+        """
         if path.startswith("s3://"):
             if s3 is None:
                 raise ModelError(f"{path}: an S3 model needs an S3 client")
@@ -164,12 +174,23 @@ class ClassifierModel:
             doc = json.loads(data)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ModelError(f"{path} is not JSON ({exc}); a classifier artifact is a JSON document") from exc
-        return cls(doc, source=path)
+        if not isinstance(doc, dict):
+            raise ModelError(f"{path} is not a {FORMAT} artifact; train one with `assist classifier train`")
+        model = cls(doc, source=path)
+        if version is not None and model.version != version:
+            raise ModelError(
+                f"{path} hashes to version {model.version}, not {version}: the artifact was altered after it was "
+                "stored; promote a freshly trained model instead"
+            )
+        return model
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps(self.doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp = p.with_suffix(p.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.doc, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        tmp.write_bytes(self.to_bytes())
         tmp.replace(p)  # never a half-written artifact at the path a server loads
         return p

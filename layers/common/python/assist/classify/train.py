@@ -4,7 +4,8 @@
 2. Heads: the labels, plus `@inherit` for routing rows tagged `deictic` whose label is the type
    of the previous non-conversational turn (data/routing/README.md, deictic convention 2).
 3. Grouped, stratified K-fold cross-validation gives out-of-fold logits; one temperature fitted on
-   them calibrates the probabilities (ADR 0012). The final model is fitted on every row.
+   them calibrates the probabilities (ADR 0012). The final model is fitted on every row. Rows carry a
+   weight (exported labels count less than seed rows, see `data.py`) in both fits.
 4. The artifact is built, re-loaded, and the held-out set (if any) is scored by the artifact
    itself, so the reported figures are those of the file that ships.
 """
@@ -56,13 +57,15 @@ def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[
     return sparse.hstack(parts).tocsr()
 
 
-def _fit(vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], heads: list[str], c: float):
-    """Blocks fitted on these rows only, and the logistic regression; returns (blocks, coef, intercept)."""
+def _fit(
+    vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], w: np.ndarray, heads: list[str], c: float
+):
+    """Blocks fitted on these rows only, and the weighted logistic regression; returns (blocks, coef, intercept)."""
     from sklearn.linear_model import LogisticRegression
 
     blocks = {name: Block.fit([d[name] for d in docs], MIN_DF) for name in ("words", "chars")}
     lr = LogisticRegression(C=c, max_iter=5000)
-    lr.fit(_matrix(vectors, docs, blocks), y)
+    lr.fit(_matrix(vectors, docs, blocks), y, sample_weight=w)
     coef, intercept = lr.coef_, lr.intercept_
     if len(lr.classes_) == 2:  # one logit z for the second class; softmax([-z/2, z/2]) is its sigmoid
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.concatenate([-intercept / 2, intercept / 2])
@@ -75,15 +78,16 @@ def _logits(vectors, docs, blocks, coef, intercept) -> np.ndarray:
 
 
 def _fit_temperature(logits: np.ndarray, heads: list[str], classes: list[str], examples: list[Example]) -> float:
-    """The temperature minimising the log loss of the final class probabilities on out-of-fold logits."""
+    """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
     from scipy.optimize import minimize_scalar
 
     prev = [previous_type(e.history_types) for e in examples]
     truth = np.array([classes.index(e.label) for e in examples])
+    w = np.array([e.weight for e in examples])
 
     def nll(log_t: float) -> float:
         probs, _ = resolve(softmax(logits / np.exp(log_t)), heads, classes, prev)
-        return float(-np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, None)).mean())
+        return float(np.average(-np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, None)), weights=w))
 
     return float(np.exp(minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))
 
@@ -130,6 +134,7 @@ def train(
     if len(classes) < 2:
         raise ValueError(f"training needs at least two labels; got {classes}")
     y = [head_label(e) for e in examples]
+    w = np.array([e.weight for e in examples])
     heads = classes + ([INHERIT] if INHERIT in y else [])
     docs = [terms(e.text) for e in examples]
     vectors = embedder.embed([e.text for e in examples])
@@ -142,7 +147,7 @@ def train(
     if k >= 2:
         oof = np.zeros((len(examples), len(heads)))
         for tr, te in _folds(examples, y, k):
-            blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], heads, c)
+            blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], w[tr], heads, c)
             oof[te] = _logits(vectors[te], [docs[i] for i in te], blocks, coef, intercept)
         temperature = _fit_temperature(oof, heads, classes, examples)
         prev = [previous_type(e.history_types) for e in examples]
@@ -151,7 +156,7 @@ def train(
         cv["uncalibrated"] = scores(examples, raw, classes, threshold)
         cv["calibrated"] = scores(examples, calibrated, classes, threshold)
 
-    blocks, coef, intercept = _fit(vectors, docs, y, heads, c)
+    blocks, coef, intercept = _fit(vectors, docs, y, w, heads, c)
     doc = {
         "format": FORMAT,
         "classes": classes,

@@ -1,20 +1,35 @@
-"""`assist classifier train|eval`, `assist eval routing` and `assist bench classify`."""
+"""`assist classifier train|eval|promote|rollback|versions`, `assist eval routing` and `assist bench classify`."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
-from assist.commands.common import emit, report, settings
+from assist.commands.common import emit, group, report, settings
+
+if TYPE_CHECKING:
+    from assist.classify.registry import Registry
+    from assist.settings import Settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    clf = sub.add_parser("classifier", help="train and evaluate the embedding classifier").add_subparsers(
+    clf = sub.add_parser("classifier", help="train, evaluate and promote the embedding classifier").add_subparsers(
         dest="classifier_cmd", required=True
     )
-    tr = clf.add_parser("train", help="train on {text,label} or routing rows; prints the metrics as JSON")
-    tr.add_argument("--data", action="append", required=True, help="JSONL file (repeat for several)")
+    tr = clf.add_parser(
+        "train", help="train on {text,label} rows, routing rows or exported labels; prints the metrics as JSON"
+    )
+    tr.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        help="JSONL file, or a directory or s3:// prefix of *.jsonl such as the label export's (repeat for several)",
+    )
     tr.add_argument("--out", required=True, help="where to write the model artifact (JSON)")
     tr.add_argument("--holdout", help="JSONL scored by the trained artifact, never trained on")
+    tr.add_argument(
+        "--label-weight", type=float, help="weight of an exported label record; a seed row weighs 1 (default 0.5)"
+    )
     tr.add_argument("--c", type=float, help="inverse L2 strength of the logistic regression (default 10)")
     tr.add_argument("--threshold", type=float, help="decision threshold (default CLASSIFIER_CONFIDENCE_THRESHOLD)")
     tr.add_argument("--folds", type=int, default=5, help="cross-validation folds for calibration (default 5)")
@@ -25,17 +40,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--threshold", type=float, help="override the model's threshold")
     ev.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ev.set_defaults(func=run_classifier_eval)
-
-
-def register_eval(group: argparse._SubParsersAction) -> None:
-    p = group.add_parser("routing", help="the cascade as deployed on routing rows (LLM layer only with OLLAMA_HOST)")
+    registry_help = (
+        "registry root: s3://bucket/prefix or a directory (default: the root of CLASSIFIER_MODEL_PATH=<root>/current)"
+    )
+    pr = clf.add_parser(
+        "promote", help="store a model in the registry; it becomes current only if it passes the held-out gate"
+    )
+    pr.add_argument("--model", required=True, help="the candidate artifact: a path or s3://bucket/key")
+    pr.add_argument("--holdout", required=True, help="the fixed held-out JSONL both models are scored on")
+    pr.add_argument("--registry", help=registry_help)
+    pr.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    pr.set_defaults(func=run_promote)
+    rb = clf.add_parser("rollback", help="point the registry's current model back at the one before it")
+    rb.add_argument("--to", help="an earlier current version to return to (default: the one just before)")
+    rb.add_argument("--registry", help=registry_help)
+    rb.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    rb.set_defaults(func=run_rollback)
+    vs = clf.add_parser("versions", help="the registry's models, the current pointer and each promotion decision")
+    vs.add_argument("--registry", help=registry_help)
+    vs.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    vs.set_defaults(func=run_versions)
+    p = group(sub, "eval").add_parser(
+        "routing", help="the cascade as deployed on routing rows (LLM layer only with OLLAMA_HOST)"
+    )
     p.add_argument("--dataset", required=True, help="routing JSONL (data/routing/README.md)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run_eval_routing)
-
-
-def register_bench(group: argparse._SubParsersAction) -> None:
-    p = group.add_parser("classify", help="per-layer warm latency and cold start, beside their budgets")
+    p = group(sub, "bench").add_parser("classify", help="per-layer warm latency and cold start, beside their budgets")
     p.add_argument("--dataset", default="data/routing/holdout.jsonl", help="messages to time (labels unused)")
     p.add_argument("--repeats", type=int, default=200, help="rules-layer calls")
     p.add_argument("--cold-runs", type=int, default=3, help="fresh processes for the cold start")
@@ -43,8 +74,9 @@ def register_bench(group: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_bench)
 
 
-def _model_client(path: str, s):
-    if not path.startswith("s3://"):
+def _s3(s: Settings, *paths: str | None) -> Any:
+    """An S3 client when any of the paths is on S3."""
+    if not any(p and p.startswith("s3://") for p in paths):
         return None
     from assist.aws.clients import client
 
@@ -52,17 +84,15 @@ def _model_client(path: str, s):
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from assist.classify.data import file_digest, read_examples
+    from assist.classify.sources import LABEL_WEIGHT, read_sources
     from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
 
     s = settings()
-    examples, sources = [], []
-    for path in args.data:
-        rows = read_examples(path)
-        examples += rows
-        sources.append({"path": path, "rows": len(rows), "sha256": file_digest(path)})
-    holdout = read_examples(args.holdout) if args.holdout else None
+    s3 = _s3(s, args.holdout, *args.data)
+    weight = LABEL_WEIGHT if args.label_weight is None else args.label_weight
+    examples, sources = read_sources(args.data, s3, weight)
+    holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     model, metrics = train(
         examples,
         build_embedder(s),
@@ -97,10 +127,45 @@ def run_classifier_eval(args: argparse.Namespace) -> int:
     from assist.embed.base import check_same
 
     s = settings()
-    model = ClassifierModel.load(args.model, s3=_model_client(args.model, s))
+    model = ClassifierModel.load(args.model, s3=_s3(s, args.model))
     embedder = build_embedder(s)
     check_same(model.embedder_id, model.embedder_dim, embedder, f"classifier model {args.model}")
     report(eval_classifier(model, embedder, read_examples(args.data), args.threshold), args.json)
+    return 0
+
+
+def _registry(s: Settings, root: str | None, *paths: str) -> Registry:
+    from assist.classify.registry import Registry, registry_root
+
+    root = registry_root(root, s)
+    return Registry(root, _s3(s, root, *paths))
+
+
+def run_promote(args: argparse.Namespace) -> int:
+    from assist.classify.model import ClassifierModel
+    from assist.classify.promote import promote
+    from assist.classify.sources import read_sources
+    from assist.embed import build_embedder
+
+    s = settings()
+    registry = _registry(s, args.registry, args.model, args.holdout)
+    model = ClassifierModel.load(args.model, s3=registry.s3)
+    holdout = read_sources([args.holdout], registry.s3)[0]
+    decision = promote(registry, model, holdout, build_embedder(s), args.holdout)
+    report(decision, args.json)
+    return 0 if decision["promoted"] else 1  # a refused candidate is an outcome a pipeline must see
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    registry = _registry(settings(), args.registry)
+    report({"registry": registry.root, **asdict(registry.rollback(args.to))}, args.json)
+    return 0
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    report(_registry(settings(), args.registry).describe(), args.json)
     return 0
 
 
@@ -111,7 +176,7 @@ def run_eval_routing(args: argparse.Namespace) -> int:
 
     s = settings()
     path = s.classifier_model_path
-    cascade = build_cascade(s, s3=_model_client(path, s) if path else None)
+    cascade = build_cascade(s, s3=_s3(s, path))
     result = eval_routing(cascade, read_examples(args.dataset))
     result["layers_on"] = {"embedding": path, "llm": s.classifier_llm_model if s.ollama_host_explicit else None}
     report(result, args.json)

@@ -1,5 +1,6 @@
-"""Where label parts go: a local directory or an s3:// prefix. Each write is all-or-nothing:
-a reader never sees half a part (local: temp file + rename; S3: one PutObject)."""
+"""Where label parts (and the classifier registry's models) go: a local directory or an s3:// prefix.
+Each write is all-or-nothing: a reader never sees half an object (local: temp file + rename; S3: one
+PutObject). Reading a missing name raises FileNotFoundError, whichever the store."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ class Sink(Protocol):
 
     def read(self, name: str) -> bytes: ...
 
-    def names(self) -> list[str]: ...
+    def names(self, suffix: str = ".jsonl") -> list[str]: ...
 
 
 class LocalSink:
@@ -34,10 +35,10 @@ class LocalSink:
     def read(self, name: str) -> bytes:
         return (self.root / name).read_bytes()
 
-    def names(self) -> list[str]:
+    def names(self, suffix: str = ".jsonl") -> list[str]:
         if not self.root.exists():
             return []
-        return sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob("*.jsonl") if p.is_file())
+        return sorted(p.relative_to(self.root).as_posix() for p in self.root.rglob(f"*{suffix}") if p.is_file())
 
 
 class S3Sink:
@@ -49,17 +50,22 @@ class S3Sink:
         return f"{self._prefix}/{name}" if self._prefix else name
 
     def write(self, name: str, data: bytes) -> str:
-        self._s3.put_object(Bucket=self._bucket, Key=self._key(name), Body=data, ContentType="application/x-ndjson")
+        kind = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
+        self._s3.put_object(Bucket=self._bucket, Key=self._key(name), Body=data, ContentType=kind)
         return f"s3://{self._bucket}/{self._key(name)}"
 
     def read(self, name: str) -> bytes:
-        return self._s3.get_object(Bucket=self._bucket, Key=self._key(name))["Body"].read()
+        try:
+            return self._s3.get_object(Bucket=self._bucket, Key=self._key(name))["Body"].read()
+        except self._s3.exceptions.NoSuchKey as exc:
+            raise FileNotFoundError(f"s3://{self._bucket}/{self._key(name)}") from exc
 
-    def names(self) -> list[str]:
+    def names(self, suffix: str = ".jsonl") -> list[str]:
+        prefix = f"{self._prefix}/" if self._prefix else ""  # "labels/", so "labels-old/" is not listed with it
         out: list[str] = []
-        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=self._prefix):
-            out += [o["Key"][len(self._prefix) + 1 if self._prefix else 0 :] for o in page.get("Contents", [])]
-        return sorted(n for n in out if n.endswith(".jsonl"))
+        for page in self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix):
+            out += [o["Key"][len(prefix) :] for o in page.get("Contents", [])]
+        return sorted(n for n in out if n.endswith(suffix))
 
 
 def open_sink(uri: str, s3: Any = None) -> Sink:
