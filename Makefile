@@ -8,6 +8,8 @@ STAMP   := $(VENV)/.setup-done
 MODEL   := .assist/models/all-MiniLM-L6-v2/model.onnx
 PORT    ?= 8000
 PYTEST_ARGS ?=
+# SLOW=1 adds the slow tier (schemathesis' 1,000+ cases) to the suite
+SLOW_MARK := $(if $(SLOW),-m "slow or not slow",)
 
 .PHONY: setup run test lint format clean
 
@@ -35,7 +37,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 test: setup lint
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(SLOW_MARK) $(PYTEST_ARGS)
 
 format: setup
 	$(BIN)/ruff format .

@@ -69,3 +69,5 @@ def test_no_server_errors_slow_tier(api):
     seen = fuzz(base, schema, examples=250)
     print("schemathesis status codes:", seen)
     assert sum(seen.values()) >= 1000
+    assert any(code.startswith("4") for code in seen), "negative cases must reach the validators"
+    assert not [code for code in seen if code.startswith("5")]

@@ -1,4 +1,5 @@
-"""`assist` subcommands, one module per area. Each module's `register(sub)` adds its parsers;
-heavy imports happen inside the command functions, so `assist --help` stays instant."""
+"""`assist` subcommands, one module per area. Each module's `register(sub)` adds its parsers (its
+`assist eval …` and `assist bench …` ones through `common.group`); heavy imports happen inside the
+command functions, so `assist --help` stays instant."""
 
-MODULES = ["index", "local", "model", "classify", "eval", "bench", "ask", "export", "reliability", "serverless"]
+MODULES = ["index", "local", "model", "classify", "retrieval", "ask", "export", "reliability", "serverless"]

@@ -85,7 +85,7 @@ def _print_sources(sources: list[dict]) -> None:
 
 
 def register_bench(sub: argparse._SubParsersAction) -> None:
-    b = group(sub, "bench", "benchmarks that print figures beside their budgets")
+    b = group(sub, "bench")
     p = b.add_parser("answer", help="our overhead per type, time to the route event and to the first token")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--token-delay-ms", type=float, default=10.0)

@@ -25,21 +25,20 @@ def emit(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._SubParsersAction:
+GROUPS = {
+    "bench": "benchmarks that print figures beside their budgets or baselines",
+    "eval": "measure quality on a labelled data set",
+}
+
+
+def group(sub: argparse._SubParsersAction, name: str) -> argparse._SubParsersAction:
     """The subcommands of group `name` (`assist eval …`, `assist bench …`), created on first use,
-    so several modules can add to one group."""
-    parser = sub.choices.get(name) or sub.add_parser(name, help=help)
+    so each area's module adds its own to one group."""
+    parser = sub.choices.get(name) or sub.add_parser(name, help=GROUPS[name])
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return action
     return parser.add_subparsers(dest=f"{name}_cmd", required=True)
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100) of a non-empty list, rounded for printing."""
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
-    return round(ordered[k], 3)
 
 
 def report(obj: dict[str, Any], as_json: bool) -> None:

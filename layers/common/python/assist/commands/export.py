@@ -11,7 +11,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="directory or s3:// prefix (default: CLASSIFIER_EXPORT_DIR)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
-    b = group(sub, "bench", "benchmarks that print figures beside their baselines")
+    b = group(sub, "bench")
     be = b.add_parser("export", help="label export over N history entries: time and read units vs a full scan")
     be.add_argument("--entries", type=int, default=100_000)
     be.add_argument("--sessions", type=int, default=20_000)

@@ -6,7 +6,7 @@ from assist.commands.common import emit, group, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    b = group(sub, "bench", "benchmarks that print figures beside their budgets")
+    b = group(sub, "bench")
     p = b.add_parser("load", help="concurrent sessions against the API, then a lost/duplicated audit")
     p.add_argument("--url", help="a running stack (default: start one on 127.0.0.1)")
     p.add_argument("--sessions", type=int, default=50)

@@ -1,27 +1,15 @@
-"""`assist bench cold-start` and `assist bench statemachine`: what the serverless shape costs.
-
-Both join the `bench` group if another module registered it first, else create it.
-"""
+"""`assist bench cold-start` and `assist bench statemachine`: what the serverless shape costs."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from assist.commands.common import emit, settings
-
-
-def bench_group(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
-    """The subcommands of `assist bench`, created here or reused from the module that made them."""
-    parser = sub.choices.get("bench") or sub.add_parser("bench", help="benchmarks, side by side with their baseline")
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
-    return parser.add_subparsers(dest="bench_cmd", required=True)
+from assist.commands.common import emit, group, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    bench = bench_group(sub)
+    bench = group(sub, "bench")
     cs = bench.add_parser(
         "cold-start", help="per function, in fresh processes: import and first-call time against budgets, image size"
     )
