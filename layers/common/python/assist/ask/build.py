@@ -80,8 +80,9 @@ def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
 def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
     def load() -> Embedder:
         from assist.embed import build_embedder
+        from assist.embed.memo import Memo
 
-        return build_embedder(settings)
+        return Memo(build_embedder(settings))  # classify and retrieve embed the same message once
 
     return once(load)
 
