@@ -40,6 +40,14 @@ def api(llm_settings: Settings):
         yield base
 
 
+def written_once(settings: Settings, session_id: str) -> bool:
+    """The audit after a fault: the one turn is in the sessions and the intent-history tables exactly once."""
+    return (
+        len(turns(settings, settings.sessions_table, session_id)),
+        len(turns(settings, settings.intent_history_table, session_id)),
+    ) == (1, 1)
+
+
 def ask(base: str, **body) -> httpx.Response:
     return httpx.post(base + "/v1/ask", json=body, timeout=30)
 
@@ -108,15 +116,17 @@ def test_without_ollama_the_answer_is_extractive_and_says_so(docs_index: Setting
     assert body["sources"]
     assert "[1]" in body["answer"]
     assert body["sources"][0]["title"] in body["answer"]
+    assert written_once(docs_index, session_id)
 
 
-def test_light_slot_down_falls_back_to_main(api, ollama, session_id):
+def test_light_slot_down_falls_back_to_main(api, llm_settings, ollama, session_id):
     ollama.set_down("light-model:0.5b")
     ollama.reply("main answered", model="main-model:1b")
     body = ask(api, session_id=session_id, message="You are a direct and concise assistant. Usage?").json()
     assert body["answer"] == "main answered"
     assert body["degraded"] == ["slot_fallback"]
     assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b", "main-model:1b"]
+    assert written_once(llm_settings, session_id)
 
 
 @pytest.mark.parametrize(

@@ -105,3 +105,36 @@ def test_index_on_s3_slow(s3_index, proxy, session_id):
     assert r.status_code == 200
     assert r.json()["degraded"] == ["index_timeout"]
     assert written(s3_index, session_id) == (1, 1)
+
+
+def test_embedder_past_its_budget_answers_from_full_text(docs_index, ollama, session_id, tmp_path):
+    """The query embedding (Ollama /api/embed) misses RETRIEVE_EMBED_TIMEOUT_MS: the answer goes on with the
+    full-text strategies and says `embedder_timeout`; the next question embeds again."""
+    from assist.embed import build_embedder
+
+    ollama.set_models([*ollama.models, "embed-model:1"])
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "storage.md").write_text("# Storage\n\n## Index location\n\nThe index is stored in LanceDB on S3.\n")
+    s = docs_index.with_(
+        ollama_host=ollama.url,
+        ollama_model_name="main-model:1b",
+        embedder="ollama:embed-model:1",
+        index_uri=str(tmp_path / "index"),
+        classifier_model_path=None,  # the shipped classifier was trained on MiniLM vectors
+        retrieve_embed_timeout_ms=300.0,
+    )
+    ingest(docs, s, build_embedder(s), progress=False)
+    ollama.embed_delay_s = 1.5
+    body = {"session_id": session_id, "message": "Where is the index stored?", "query_type": "RETRIEVAL"}
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as base:
+        slow = httpx.post(base + "/v1/ask", json=body, timeout=60).json()
+        ollama.embed_delay_s = 0.0
+        body["message"] = "Which store keeps the index?"
+        warm = httpx.post(base + "/v1/ask", json=body, timeout=60).json()
+    assert "embedder_timeout" in slow["degraded"]
+    assert slow["sources"], "full-text search still finds the passage"
+    assert "vector" not in slow["retrieval"]["strategies"]
+    assert "embedder_timeout" not in warm["degraded"]
+    assert warm["retrieval"]["strategies"]["vector"] > 0
+    assert written(s, session_id) == (2, 2)

@@ -84,6 +84,7 @@ class OllamaTestServer:
         self.version = version
         self.token_delay_s = 0.0
         self.first_token_delay_s = 0.0
+        self.embed_delay_s = 0.0  # a cold or busy embedding model
         self.responder: Responder | None = None
         self.disconnected = threading.Event()
         self._lock = threading.Lock()
@@ -447,6 +448,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send_json(400, {"error": "invalid input type"})
             return
         dim = body.get("dimensions") or self._owner.embedding_dim
+        self._pause(self._owner.embed_delay_s)
         self._send_json(
             200,
             {
