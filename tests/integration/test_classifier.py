@@ -54,22 +54,24 @@ def test_the_shipped_model_was_trained_on_the_current_seed():
         f"--holdout data/routing/holdout.jsonl --out {SHIPPED_CLASSIFIER_MODEL}`"
     )
     assert doc["classes"] == sorted(t.value for t in QueryType)
-    assert doc["heads"][-1] == "@inherit"
+    assert doc["heads"][4:] == ["@inherit:CODE_GENERATION", "@inherit:PLATFORM", "@inherit:RETRIEVAL"]
+    assert set(doc["features"]["history"]["prior"]) == {"CODE_GENERATION", "PLATFORM", "RETRIEVAL"}
     assert "holdout" in doc["metrics"]
 
 
 def test_the_shipped_model_on_the_holdout_keeps_its_recorded_figures(settings: Settings, embedder):
-    """Regression floors at the figures measured when the artifact was committed (see ADR 0013)."""
+    """Regression floors just below the figures measured when the artifact was committed (ADR 0013, ADR 0015):
+    accuracy 0.952, anchoring 1.0, deictic 0.914, the embedding layer deciding 0.799 of the rows at 0.986."""
     result = eval_routing(build_cascade(settings, lambda: embedder), read_examples(HOLDOUT))
     assert result["n"] == 273
     assert result["by_tag"]["prefix"] == 1.0
     assert result["by_layer"]["rules"] == {"n": 14, "accuracy": 1.0}
-    assert result["by_tag"]["anchoring"] >= 0.90
-    assert result["accuracy"] >= 0.91
-    assert result["by_tag"]["deictic"] >= 0.77
+    assert result["by_tag"]["anchoring"] >= 0.96
+    assert result["accuracy"] >= 0.945
+    assert result["by_tag"]["deictic"] >= 0.90
     assert set(result["by_layer"]) == {"rules", "embedding", "fallback"}  # no LLM without OLLAMA_HOST
-    assert result["by_layer"]["embedding"]["n"] / result["n"] >= 0.60
-    assert result["by_layer"]["embedding"]["accuracy"] >= 0.95
+    assert result["by_layer"]["embedding"]["n"] / result["n"] >= 0.79
+    assert result["by_layer"]["embedding"]["accuracy"] >= 0.98
 
 
 def test_retraining_from_the_seed_reproduces_the_shipped_model(embedder, tmp_path):

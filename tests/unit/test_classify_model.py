@@ -1,4 +1,4 @@
-"""The classifier artifact: features, numpy-only inference, the `@inherit` head, calibration, import hygiene."""
+"""The classifier artifact: features, numpy-only inference, the `@inherit` heads, calibration, import hygiene."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ import pytest
 
 from assist.classify.data import Example
 from assist.classify.features import Block, char_terms, normalise, terms
-from assist.classify.model import INHERIT, ClassifierModel, ModelError, previous_type, resolve, softmax
-from assist.classify.train import head_label, train
+from assist.classify.model import (
+    INHERIT,
+    ClassifierModel,
+    ModelError,
+    previous_type,
+    reference_head,
+    resolve,
+    softmax,
+)
+from assist.classify.train import head_label, history_prior, train
 from assist.embed.base import EmbedderMismatch
 
 
@@ -134,10 +142,41 @@ def test_references_inherit_the_type_of_the_last_non_conversational_turn():
     deictic = Example("d", "explain this", "CODE_GENERATION", (("CODE_GENERATION", "write a handler"),), ("deictic",))
     recall = Example("r", "shorter", "CONVERSATIONAL", (("CODE_GENERATION", "write a handler"),), ("deictic",))
     anchored = Example("a", "am I near my limit?", "PLATFORM", (("RETRIEVAL", "how do limits work"),), ("anchoring",))
-    assert [head_label(e) for e in (deictic, recall, anchored)] == [INHERIT, "CONVERSATIONAL", "PLATFORM"]
+    labels = [head_label(e) for e in (deictic, recall, anchored)]
+    assert labels == [reference_head("CODE_GENERATION"), "CONVERSATIONAL", "PLATFORM"]
+    # how often a self-contained row follows a turn of each type: here one of the two after RETRIEVAL
+    prior = history_prior([deictic, recall, anchored], labels, ["CODE_GENERATION", "RETRIEVAL"])
+    assert prior == {"CODE_GENERATION": 0.5, "RETRIEVAL": 0.5}
 
 
-def test_history_moves_only_the_mass_the_message_gives_to_being_a_reference():
+CLASSES = ["CODE_GENERATION", "CONVERSATIONAL", "PLATFORM", "RETRIEVAL"]
+TYPED = CLASSES + [reference_head(t) for t in ("CODE_GENERATION", "PLATFORM", "RETRIEVAL")]
+PRIOR = {"CODE_GENERATION": 0.1, "PLATFORM": 0.1, "RETRIEVAL": 0.1}
+
+
+def test_history_moves_only_the_mass_the_message_gives_to_being_a_reference_to_that_turn():
+    # a usage question: its little reference mass is to a PLATFORM turn, which a RETRIEVAL or code history is not
+    self_contained = np.array([[0.01, 0.01, 0.95, 0.02, 0.0, 0.01, 0.0]])
+    alone, _ = resolve(self_contained, TYPED, CLASSES, [None], PRIOR)
+    for prev in ("RETRIEVAL", "CODE_GENERATION"):
+        probs, inherited = resolve(self_contained, TYPED, CLASSES, [prev], PRIOR)
+        assert np.allclose(probs, alone)  # five RETRIEVAL turns change nothing
+        assert inherited[0] == 0.0
+    # "explain this": mostly a reference to code, a little to documentation
+    reference = np.array([[0.02, 0.08, 0.02, 0.03, 0.80, 0.03, 0.02]])
+    probs, inherited = resolve(reference, TYPED, CLASSES, ["CODE_GENERATION"], PRIOR)
+    assert CLASSES[probs[0].argmax()] == "CODE_GENERATION"
+    assert inherited[0] == pytest.approx(0.80 / 0.815)
+    probs, _ = resolve(reference, TYPED, CLASSES, ["RETRIEVAL"], PRIOR)  # after documentation it is about that
+    assert CLASSES[probs[0].argmax()] == "RETRIEVAL"
+    assert probs[0].sum() == pytest.approx(1.0)
+    probs, inherited = resolve(reference, TYPED, CLASSES, [None], PRIOR)  # nothing to refer to: stays ambiguous
+    assert probs[0].sum() == pytest.approx(1.0)
+    assert probs[0].max() < 0.6
+    assert inherited[0] == 0.0
+
+
+def test_the_untyped_inherit_head_of_older_artifacts_still_resolves_to_the_previous_type():
     heads = ["CODE_GENERATION", "CONVERSATIONAL", "PLATFORM", "RETRIEVAL", INHERIT]
     classes = heads[:4]
     self_contained = np.array([[0.01, 0.01, 0.95, 0.02, 0.01]])
@@ -170,3 +209,22 @@ def test_the_classify_path_never_imports_scikit_learn():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_topic_folds_hold_out_whole_clusters_and_cross_validation_reports_both_schemes():
+    from assist.classify.train import cross_validate, topic_folds
+
+    rows = generic_rows()
+    emb = HashEmbedder()
+    vectors = emb.embed([r.text for r in rows])
+    splits = topic_folds(vectors, folds=3, topics=6, seed=0)
+    assert sorted(np.concatenate([te for _, te in splits]).tolist()) == list(range(len(rows)))  # each row once
+    for tr, te in splits:
+        assert not set(tr.tolist()) & set(te.tolist())
+    result = cross_validate(rows, emb, folds=3, topics=6, seeds=2, cluster_rows=36)
+    assert result["rows"] == len(rows)
+    assert result["message_grouped"]["n"] == len(rows)
+    assert result["topic_clustered"]["runs"] == 2
+    assert len(result["topic_clustered"]["accuracy_per_run"]) == 2
+    assert result["topic_clustered_first_rows"]["n"] == 36
+    assert result["history_prior"] is None  # {text, label} rows: no reference heads

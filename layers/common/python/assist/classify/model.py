@@ -6,11 +6,14 @@ calibrates its probabilities, the embedder it was trained with, the threshold, i
 a hash of its training data. scikit-learn trains it (`assist.classify.train`); nothing here
 imports scikit-learn.
 
-Routing models have one more output than they have classes, `@inherit`: "this message refers
-to the subject of the previous turn" ("and in Java?", "¿y cuánto me queda?"). Its probability
-goes to the type of the most recent non-conversational turn of the intent history. So the
-history can only decide between types when the message itself says it is a reference; a
-self-contained message gets no weight from it, whatever the history holds (ADR 0010).
+Routing models have reference outputs besides their classes: `@inherit:TYPE`, "this message
+refers to the subject of a previous TYPE turn" ("and in Java?" after code, "¿y cuánto me queda?"
+after account questions). Only the output of the type of the most recent non-conversational turn
+of the intent history counts, weighed against the message's own classes by Bayes' rule (ADR 0015);
+references to a type the history does not end with are impossible and drop out. So the history can
+only decide between types when the message itself reads as a reference to that turn; a
+self-contained message gets no weight from it, whatever the history holds (ADR 0010). Artifacts
+trained before ADR 0015 have one untyped `@inherit` output, whose whole probability goes to that turn.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from assist.classify.features import Block, terms
 from assist.errors import AssistError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 FORMAT = "assist.classifier/1"
+#: the untyped reference output of artifacts trained before ADR 0015, and the prefix of the typed ones
 INHERIT = "@inherit"
 #: a turn of this type acts on the conversation, not on a subject: references look past it
 CONVERSATIONAL = "CONVERSATIONAL"
@@ -53,24 +57,63 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def resolve(head_probs: np.ndarray, heads: Sequence[str], classes: Sequence[str], previous: Sequence[str | None]):
-    """Class probabilities from head probabilities (rows), giving `@inherit` to each row's previous type.
+def reference_head(qtype: str) -> str:
+    """The output for "a reference to the subject of a previous `qtype` turn"."""
+    return f"{INHERIT}:{qtype}"
 
-    Returns (class probabilities, inherited share of each row). Without a usable previous type
-    the `@inherit` mass is spread over the classes in proportion (the message stays ambiguous).
+
+def is_reference_head(head: str) -> bool:
+    return head == INHERIT or head.startswith(INHERIT + ":")
+
+
+def resolve(
+    head_probs: np.ndarray,
+    heads: Sequence[str],
+    classes: Sequence[str],
+    previous: Sequence[str | None],
+    prior: Mapping[str, float] | None = None,
+):
+    """Class probabilities from head probabilities (rows), given each row's previous non-conversational type.
+
+    Returns (class probabilities, the share of each row's probability that came from a reference).
+
+    Typed reference heads (ADR 0015): with the last non-conversational turn of type Y, the hypotheses
+    are "the message is of its own class c" (probability p(c), and a previous turn of type Y with the
+    probability `prior[Y]` that a self-contained message follows a Y turn, as in training) or "the
+    message refers to that Y turn" (p(@inherit:Y), and then the previous turn is Y for sure).
+    References to other types are impossible given this history and drop out. So
+    P(c) ∝ prior[Y]·p(c) + p(@inherit:Y)·[c = Y]. Without a previous type only the own classes remain.
+
+    The untyped `@inherit` head of older artifacts adds its whole mass to the previous type, or spreads
+    it over the classes in proportion when there is none (ADR 0010).
     """
     idx = [heads.index(c) for c in classes]
     probs = head_probs[:, idx].copy()
     inherited = np.zeros(len(probs))
-    if INHERIT not in heads:
+    if INHERIT in heads:
+        p_inh = head_probs[:, heads.index(INHERIT)]
+        for i, prev in enumerate(previous):
+            if prev in classes:
+                probs[i, classes.index(prev)] += p_inh[i]
+                inherited[i] = p_inh[i]
+            else:
+                probs[i] /= probs[i].sum()
         return probs, inherited
-    p_inh = head_probs[:, heads.index(INHERIT)]
+    typed = {h[len(INHERIT) + 1 :]: j for j, h in enumerate(heads) if h.startswith(INHERIT + ":")}
+    if not typed:
+        return probs, inherited
+    prior = prior or {}
     for i, prev in enumerate(previous):
-        if prev in classes:
-            probs[i, classes.index(prev)] += p_inh[i]
-            inherited[i] = p_inh[i]
-        else:
+        j = typed.get(prev) if prev in classes else None
+        if j is None:
             probs[i] /= probs[i].sum()
+            continue
+        own = probs[i] * prior.get(prev, 1.0)
+        ref = head_probs[i, j]
+        total = own.sum() + ref
+        probs[i] = own / total
+        probs[i, classes.index(prev)] += ref / total
+        inherited[i] = ref / total
     return probs, inherited
 
 
@@ -102,6 +145,11 @@ class ClassifierModel:
             self.intercept = np.asarray(doc["intercept"], dtype=np.float64)
             feats = doc["features"]
             self.embedding_weight = float(feats["embedding"]["weight"])
+            history = feats.get("history")
+            #: P(previous turn of type Y | the message is not a reference), for typed reference heads
+            self.history_prior: dict[str, float] = {
+                str(k): float(v) for k, v in (history.get("prior", {}) if isinstance(history, dict) else {}).items()
+            }
             self.blocks: list[tuple[str, Block, float, int]] = []
             offset = self.embedder_dim
             for name in ("words", "chars"):
@@ -117,7 +165,7 @@ class ClassifierModel:
 
     @property
     def uses_history(self) -> bool:
-        return INHERIT in self.heads
+        return any(is_reference_head(h) for h in self.heads)
 
     # -- inference -------------------------------------------------------------------
     def logits(self, vector: np.ndarray, text: str) -> np.ndarray:
@@ -134,7 +182,7 @@ class ClassifierModel:
 
     def predict(self, vector: np.ndarray, text: str, history_types: Sequence[str] = ()) -> Prediction:
         hp = self.head_probs(self.logits(vector, text))[None, :]
-        probs, inherited = resolve(hp, self.heads, self.classes, [previous_type(history_types)])
+        probs, inherited = resolve(hp, self.heads, self.classes, [previous_type(history_types)], self.history_prior)
         i = int(probs[0].argmax())
         label = self.classes[i]
         share = float(inherited[0]) if label == previous_type(history_types) else 0.0

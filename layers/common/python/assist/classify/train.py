@@ -1,10 +1,12 @@
 """Training of the embedding classifier (scikit-learn; never imported by the classify path).
 
 1. Features: the message embedding plus word and character TF-IDF (`features.py`).
-2. Heads: the labels, plus `@inherit` for routing rows tagged `deictic` whose label is the type
-   of the previous non-conversational turn (data/routing/README.md, deictic convention 2).
+2. Heads: the labels, plus `@inherit:TYPE` for routing rows tagged `deictic` whose label TYPE is the
+   type of the previous non-conversational turn (data/routing/README.md, deictic convention 2), and
+   the prior that a self-contained row follows a turn of each type, which weighs those references
+   against the message's own classes at inference (`model.resolve`, ADR 0015).
 3. Grouped, stratified K-fold cross-validation gives out-of-fold logits; one temperature fitted on
-   them calibrates the probabilities (ADR 0012). The final model is fitted on every row. Rows carry a
+   them calibrates the probabilities (ADR 0011). The final model is fitted on every row. Rows carry a
    weight (exported labels count less than seed rows, see `data.py`) in both fits.
 4. The artifact is built, re-loaded, and the held-out set (if any) is scored by the artifact
    itself, so the reported figures are those of the file that ships.
@@ -22,7 +24,16 @@ import numpy as np
 from assist.classify.data import Example, examples_digest
 from assist.classify.features import Block, terms
 from assist.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
-from assist.classify.model import CONVERSATIONAL, FORMAT, INHERIT, ClassifierModel, previous_type, resolve, softmax
+from assist.classify.model import (
+    CONVERSATIONAL,
+    FORMAT,
+    ClassifierModel,
+    is_reference_head,
+    previous_type,
+    reference_head,
+    resolve,
+    softmax,
+)
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -36,11 +47,19 @@ DIGITS = 6
 
 
 def head_label(e: Example) -> str:
-    """What the model learns for a row: its label, or `@inherit` when it is a reference to the last turn."""
+    """What the model learns for a row: its label, or `@inherit:TYPE` when it is a reference to the last TYPE turn."""
     prev = previous_type(e.history_types)
     if "deictic" in e.tags and e.label != CONVERSATIONAL and e.label == prev:
-        return INHERIT
+        return reference_head(e.label)
     return e.label
+
+
+def history_prior(examples: list[Example], y: list[str], types: list[str]) -> dict[str, float]:
+    """P(the previous non-conversational turn is TYPE | the row is not a reference), weighted, over all such rows
+    (with or without a history): how often a self-contained message follows a turn of each type in training."""
+    own = [(e, e.weight) for e, h in zip(examples, y, strict=True) if not is_reference_head(h)]
+    total = sum(w for _, w in own) or 1.0
+    return {t: round(sum(w for e, w in own if previous_type(e.history_types) == t) / total, DIGITS) for t in types}
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
@@ -77,7 +96,13 @@ def _logits(vectors, docs, blocks, coef, intercept) -> np.ndarray:
     return np.asarray(_matrix(vectors, docs, blocks) @ coef.T) + intercept
 
 
-def _fit_temperature(logits: np.ndarray, heads: list[str], classes: list[str], examples: list[Example]) -> float:
+def _fit_temperature(
+    logits: np.ndarray,
+    heads: list[str],
+    classes: list[str],
+    examples: list[Example],
+    prior: dict[str, float] | None = None,
+) -> float:
     """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
     from scipy.optimize import minimize_scalar
 
@@ -86,7 +111,7 @@ def _fit_temperature(logits: np.ndarray, heads: list[str], classes: list[str], e
     w = np.array([e.weight for e in examples])
 
     def nll(log_t: float) -> float:
-        probs, _ = resolve(softmax(logits / np.exp(log_t)), heads, classes, prev)
+        probs, _ = resolve(softmax(logits / np.exp(log_t)), heads, classes, prev, prior)
         return float(np.average(-np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, None)), weights=w))
 
     return float(np.exp(minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))
@@ -119,6 +144,99 @@ def scores(examples: list[Example], probs: np.ndarray, classes: list[str], thres
     return out
 
 
+def _oof_logits(vectors, docs, y, w, heads, c, splits) -> np.ndarray:
+    oof = np.zeros((len(y), len(heads)))
+    for tr, te in splits:
+        blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], w[tr], heads, c)
+        oof[te] = _logits(vectors[te], [docs[i] for i in te], blocks, coef, intercept)
+    return oof
+
+
+def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster_rows: int | None = None):
+    """Folds that hold out whole topics: k-means clusters of the message embeddings (fitted on the first
+    `cluster_rows` rows, or all), every row in its nearest cluster, the clusters dealt to the folds in a random order.
+    A proxy for messages about topics the seed does not have (ADR 0013, ADR 0015)."""
+    from sklearn.cluster import KMeans
+
+    fit_on = vectors if cluster_rows is None else vectors[:cluster_rows]
+    groups = KMeans(n_clusters=topics, n_init=10, random_state=seed).fit(fit_on).predict(vectors)
+    fold_of = np.empty(topics, dtype=np.int64)
+    fold_of[np.random.RandomState(seed).permutation(topics)] = np.arange(topics) % folds
+    fold = fold_of[groups]
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(folds)]
+
+
+def _mean_scores(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The numeric figures of several `scores` runs averaged (selective accuracy over the runs that have one)."""
+    keys = ("accuracy", "coverage", "selective_accuracy", "ece")
+    out: dict[str, Any] = {"n": runs[0]["n"], "runs": len(runs)}
+    for key in keys:
+        values = [r[key] for r in runs if r[key] is not None]
+        out[key] = round(float(np.mean(values)), 4) if values else None
+    for group in ("by_label", "by_tag"):
+        if group in runs[0]:
+            out[group] = {t: round(float(np.mean([r[group][t] for r in runs])), 4) for t in runs[0][group]}
+    out["accuracy_per_run"] = [r["accuracy"] for r in runs]
+    return out
+
+
+def _prepare(examples: list[Example], embedder: Embedder) -> tuple[Any, ...]:
+    """What both training and cross-validation start from: classes, head labels, row weights, heads, the
+    history prior, word/char terms and the embeddings."""
+    classes = sorted({e.label for e in examples})
+    y = [head_label(e) for e in examples]
+    w = np.array([e.weight for e in examples])
+    references = sorted({h for h in y if is_reference_head(h)})
+    heads = classes + references
+    prior = history_prior(examples, y, [h.partition(":")[2] for h in references]) if references else None
+    docs = [terms(e.text) for e in examples]
+    vectors = embedder.embed([e.text for e in examples])
+    return classes, y, w, heads, prior, docs, vectors
+
+
+def cross_validate(
+    examples: list[Example],
+    embedder: Embedder,
+    *,
+    c: float = DEFAULT_C,
+    threshold: float = 0.85,
+    folds: int = 5,
+    topics: int = 30,
+    seeds: int = 3,
+    cluster_rows: int | None = None,
+) -> dict[str, Any]:
+    """How training generalises, without a held-out set: the message-grouped CV that calibrates `train` (the same
+    message never on both sides) and a topic-clustered CV (`topic_folds`, `seeds` clusterings, figures averaged),
+    both with the temperature of the message-grouped CV, as `train` ships it. With `cluster_rows`, the clusters are
+    fitted on the first rows only and the figures are also given for those rows: two versions of a seed that share
+    their first rows are then compared on the same folds of those rows."""
+    classes, y, w, heads, prior, docs, vectors = _prepare(examples, embedder)
+    prev = [previous_type(e.history_types) for e in examples]
+    k = min(folds, min(Counter(y).values()))
+    oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k))
+    temperature = _fit_temperature(oof, heads, classes, examples, prior)
+
+    def probs(logits: np.ndarray) -> np.ndarray:
+        return resolve(softmax(logits / temperature), heads, classes, prev, prior)[0]
+
+    out: dict[str, Any] = {
+        "rows": len(examples),
+        "temperature": round(temperature, 4),
+        "history_prior": prior,
+        "message_grouped": scores(examples, probs(oof), classes, threshold),
+    }
+    runs, first = [], []
+    for seed in range(seeds):
+        p = probs(_oof_logits(vectors, docs, y, w, heads, c, topic_folds(vectors, folds, topics, seed, cluster_rows)))
+        runs.append(scores(examples, p, classes, threshold))
+        if cluster_rows:
+            first.append(scores(examples[:cluster_rows], p[:cluster_rows], classes, threshold))
+    out["topic_clustered"] = {"topics": topics, "folds": folds, **_mean_scores(runs)}
+    if cluster_rows:
+        out["topic_clustered_first_rows"] = {"cluster_rows": cluster_rows, **_mean_scores(first)}
+    return out
+
+
 def train(
     examples: list[Example],
     embedder: Embedder,
@@ -133,11 +251,7 @@ def train(
     classes = sorted({e.label for e in examples})
     if len(classes) < 2:
         raise ValueError(f"training needs at least two labels; got {classes}")
-    y = [head_label(e) for e in examples]
-    w = np.array([e.weight for e in examples])
-    heads = classes + ([INHERIT] if INHERIT in y else [])
-    docs = [terms(e.text) for e in examples]
-    vectors = embedder.embed([e.text for e in examples])
+    classes, y, w, heads, prior, docs, vectors = _prepare(examples, embedder)
     log.info("classifier.train_embedded", rows=len(examples), seconds=round(time.perf_counter() - started, 1))
 
     # Out-of-fold logits: what the model says about rows it never saw, for calibration and metrics.
@@ -145,14 +259,11 @@ def train(
     cv: dict[str, Any] = {"folds": k}
     temperature = 1.0
     if k >= 2:
-        oof = np.zeros((len(examples), len(heads)))
-        for tr, te in _folds(examples, y, k):
-            blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], w[tr], heads, c)
-            oof[te] = _logits(vectors[te], [docs[i] for i in te], blocks, coef, intercept)
-        temperature = _fit_temperature(oof, heads, classes, examples)
+        oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k))
+        temperature = _fit_temperature(oof, heads, classes, examples, prior)
         prev = [previous_type(e.history_types) for e in examples]
-        raw, _ = resolve(softmax(oof), heads, classes, prev)
-        calibrated, _ = resolve(softmax(oof / temperature), heads, classes, prev)
+        raw, _ = resolve(softmax(oof), heads, classes, prev, prior)
+        calibrated, _ = resolve(softmax(oof / temperature), heads, classes, prev, prior)
         cv["uncalibrated"] = scores(examples, raw, classes, threshold)
         cv["calibrated"] = scores(examples, calibrated, classes, threshold)
 
@@ -174,7 +285,11 @@ def train(
                 }
                 for name, b in blocks.items()
             },
-            "history": "previous non-conversational type via @inherit" if INHERIT in heads else None,
+            "history": (
+                {"method": "typed @inherit heads weighed by Bayes' rule against the own classes", "prior": prior}
+                if prior is not None
+                else None
+            ),
         },
         "coef": np.round(coef, DIGITS).tolist(),
         "intercept": np.round(intercept, DIGITS).tolist(),

@@ -1,4 +1,4 @@
-"""`assist classifier train|eval|promote|rollback|versions`, `assist eval routing` and `assist bench classify`."""
+"""`assist classifier train|cv|eval|promote|rollback|versions`, `assist eval routing` and `assist bench classify`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--threshold", type=float, help="decision threshold (default CLASSIFIER_CONFIDENCE_THRESHOLD)")
     tr.add_argument("--folds", type=int, default=5, help="cross-validation folds for calibration (default 5)")
     tr.set_defaults(func=run_train)
+    cv = clf.add_parser(
+        "cv", help="cross-validation of training without a held-out set: message-grouped and topic-clustered folds"
+    )
+    cv.add_argument("--data", action="append", required=True, help="as for train (repeat for several)")
+    cv.add_argument("--c", type=float, help="inverse L2 strength of the logistic regression (default 10)")
+    cv.add_argument("--topics", type=int, default=30, help="k-means clusters of the topic-clustered CV (default 30)")
+    cv.add_argument("--seeds", type=int, default=3, help="clusterings averaged (default 3)")
+    cv.add_argument(
+        "--cluster-rows",
+        type=int,
+        help="fit the clusters on the first N rows and report those rows too (compares two versions of a seed)",
+    )
+    cv.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    cv.set_defaults(func=run_cv)
     ev = clf.add_parser("eval", help="accuracy, coverage and abstention of a model on labelled rows")
     ev.add_argument("--model", required=True, help="model artifact: a path or s3://bucket/key")
     ev.add_argument("--data", required=True, help="JSONL rows; labels outside the model's classes should abstain")
@@ -116,6 +130,26 @@ def run_train(args: argparse.Namespace) -> int:
             **metrics,
         }
     )
+    return 0
+
+
+def run_cv(args: argparse.Namespace) -> int:
+    from assist.classify.sources import read_sources
+    from assist.classify.train import DEFAULT_C, cross_validate
+    from assist.embed import build_embedder
+
+    s = settings()
+    examples, _ = read_sources(args.data, _s3(s, *args.data))
+    result = cross_validate(
+        examples,
+        build_embedder(s),
+        c=args.c or DEFAULT_C,
+        threshold=s.classifier_confidence_threshold,
+        topics=args.topics,
+        seeds=args.seeds,
+        cluster_rows=args.cluster_rows,
+    )
+    report(result, args.json)
     return 0
 
 
