@@ -236,3 +236,13 @@ def test_the_rerank_hook_sees_the_query_and_orders_the_result(table, embedder):
     hooked = [c.id for c in Retriever(table, embedder, rerank=reverse).search(q, k=4).chunks]
     assert seen == [q]
     assert hooked == list(reversed(plain))
+
+
+def test_mmr_reads_vectors_only_when_on_and_diversifies(table, embedder):
+    q = "how does streaming work"
+    plain = Retriever(table, embedder, SearchOptions(mmr_lambda=1.0)).search(q, k=5).chunks
+    diverse = Retriever(table, embedder, SearchOptions(mmr_lambda=0.3)).search(q, k=5).chunks
+    assert len(diverse) == len(plain) == 5
+    assert diverse[0].id == plain[0].id  # the most relevant chunk always leads
+    assert [c.id for c in diverse] != [c.id for c in plain]
+    assert len({c.doc_id for c in diverse}) >= len({c.doc_id for c in plain})

@@ -90,10 +90,11 @@ class Retriever:
         a = analysis or analyze(query, self.options.weights)
         pool = max(MIN_POOL, 2 * k)
         embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
-        running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
+        mmr_on = self.options.mmr_lambda < 1.0  # only MMR needs the candidates' vectors: don't read them otherwise
+        running = {s.name: self._pool.submit(s.run, self._table, pool, mmr_on) for s in st.lexical(a)}
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
-            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
+            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool, mmr_on)
         lists = {name: f.result() for name, f in running.items()}
         chunks, confidence, note = self._fuse(lists, a, k, self.options.similarity_floor), "", ""
         if chunks:
@@ -104,7 +105,7 @@ class Retriever:
                 ("speculative", "partial word matching: verify relevance", st.partial(a), 0.0),
             ]
             for level, why, extra, floor in phases:
-                more = {s.name: s.run(self._table, pool) for s in extra}
+                more = {s.name: s.run(self._table, pool, mmr_on) for s in extra}
                 lists.update(more)
                 if st.VECTOR in lists:
                     more[st.VECTOR] = lists[st.VECTOR]
@@ -183,10 +184,11 @@ class Retriever:
         ]
         if not fused:
             return []
-        pool = fused[: max(MIN_POOL, 2 * k)]
-        vectors = np.asarray([rows[f.id]["vector"] for f in pool], dtype=np.float32)
-        order = mmr([f.score for f in pool], vectors, k, self.options.mmr_lambda) + list(range(len(pool), len(fused)))
-        return [_chunk(rows[fused[i].id], fused[i].score, fused[i].found_by) for i in order[:k]]
+        if self.options.mmr_lambda < 1.0:
+            pool = fused[: max(MIN_POOL, 2 * k)]
+            vectors = np.asarray([rows[f.id]["vector"] for f in pool], dtype=np.float32)
+            fused = [pool[i] for i in mmr([f.score for f in pool], vectors, k, self.options.mmr_lambda)]
+        return [_chunk(rows[f.id], f.score, f.found_by) for f in fused[:k]]
 
 
 def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:

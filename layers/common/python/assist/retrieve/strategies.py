@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from assist.retrieve.analysis import Analysis
 
-#: what a search reads (vectors too: MMR compares candidates); never the FTS copy of the text
-COLUMNS = ["id", "doc_id", "title", "heading", "text", "vector"]
+#: what a search reads; never the FTS copy of the text, and the vectors only when MMR compares candidates
+COLUMNS = ["id", "doc_id", "title", "heading", "text"]
 EXACT, RELAXED, VECTOR = "fts_exact", "fts_relaxed", "vector"
 LEXICAL = (EXACT, RELAXED)
 
@@ -31,14 +31,15 @@ class Strategy:
     fts: Any = None  # a LanceDB FullTextQuery
     vector: Any = None  # a query vector
 
-    def run(self, table: Any, limit: int) -> list[dict[str, Any]]:
-        """Rows best first, each with `_similarity` (vector) or `_score` (BM25)."""
+    def run(self, table: Any, limit: int, vectors: bool = False) -> list[dict[str, Any]]:
+        """Rows best first, each with `_similarity` (vector) or `_score` (BM25); `vectors`: with their vectors."""
+        columns = [*COLUMNS, "vector"] if vectors else COLUMNS
         if self.vector is not None:
-            rows = table.search(self.vector).select([*COLUMNS, "_distance"]).limit(limit).to_list()
+            rows = table.search(self.vector).select([*columns, "_distance"]).limit(limit).to_list()
             for r in rows:  # L2 on unit vectors → cosine similarity
                 r["_similarity"] = 1.0 - float(r["_distance"]) / 2.0
             return rows
-        rows = table.search(self.fts, query_type="fts").select([*COLUMNS, "_score"]).limit(limit).to_list()
+        rows = table.search(self.fts, query_type="fts").select([*columns, "_score"]).limit(limit).to_list()
         # BM25: higher is better. LanceDB returns them so; sort anyway, stable, so a change there cannot flip us.
         return sorted(rows, key=lambda r: -float(r["_score"]))
 
