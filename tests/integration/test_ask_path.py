@@ -40,12 +40,16 @@ def api(llm_settings: Settings):
         yield base
 
 
-def written_once(settings: Settings, session_id: str) -> bool:
-    """The audit after a fault: the one turn is in the sessions and the intent-history tables exactly once."""
+def written(settings: Settings, session_id: str) -> tuple[int, int]:
+    """The audit after a fault: how many times the session's turns are in the sessions and intent-history tables."""
     return (
         len(turns(settings, settings.sessions_table, session_id)),
         len(turns(settings, settings.intent_history_table, session_id)),
-    ) == (1, 1)
+    )
+
+
+def written_once(settings: Settings, session_id: str) -> bool:
+    return written(settings, session_id) == (1, 1)
 
 
 def ask(base: str, **body) -> httpx.Response:

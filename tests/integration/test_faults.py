@@ -12,7 +12,7 @@ from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.index.store import ingest
 from assist.settings import Settings
-from tests.integration.test_ask_path import turns
+from tests.integration.test_ask_path import written
 from tests.support.fault_proxy import FaultProxy, dynamodb_op, s3_path, throttled
 from tests.support.http import serve
 
@@ -39,13 +39,6 @@ def faulty(docs_index: Settings, proxy, ollama):
 def ask(settings: Settings, session_id: str, message: str = "Where is the index stored?") -> httpx.Response:
     with serve(create_app(build_engine(settings, client("dynamodb", settings)))) as base:
         return httpx.post(base + "/v1/ask", json={"session_id": session_id, "message": message}, timeout=60)
-
-
-def written(settings: Settings, session_id: str) -> tuple[int, int]:
-    return (
-        len(turns(settings, settings.sessions_table, session_id)),
-        len(turns(settings, settings.intent_history_table, session_id)),
-    )
 
 
 def test_llm_slow_past_its_budget(faulty, ollama, session_id):

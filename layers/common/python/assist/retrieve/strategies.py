@@ -7,20 +7,18 @@ strings, so nothing a user types — a lone hyphen, a quote, `AND`, a colon — 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assist.index.store import FTS_COLUMN
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from assist.retrieve.analysis import Analysis
 
 #: what a search reads; never the FTS copy of the text, and the vectors only when MMR compares candidates
 COLUMNS = ["id", "doc_id", "title", "heading", "text"]
 EXACT, RELAXED, VECTOR = "fts_exact", "fts_relaxed", "vector"
-LEXICAL = (EXACT, RELAXED)
 
 
 @dataclass(frozen=True)
@@ -83,12 +81,4 @@ def partial(analysis: Analysis) -> list[Strategy]:
 
 def _split(text: str) -> list[str]:
     """`addVar` → add, Var; `ERR_429` → ERR, 429; `classify.decided` → classify, decided."""
-    import re
-
     return re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+|[^\W\d_]+", text)
-
-
-def dedupe(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per chunk id, keeping the first (best) one."""
-    seen: set[str] = set()
-    return [r for r in rows if not (r["id"] in seen or seen.add(r["id"]))]
