@@ -151,6 +151,14 @@ def check_ask(req: AskRequest, max_message_chars: int, max_extra_context_chars: 
         )
 
 
+class Exchange(msgspec.Struct):
+    """An earlier turn of the session, as a CONVERSATIONAL answer remembers it."""
+
+    message: str
+    answer: str
+    sources: list[str] = msgspec.field(default_factory=list)
+
+
 class TurnState(msgspec.Struct):
     """A turn between stages: what Classify hands to Retrieve and Answer (and Step Functions carries).
 
@@ -162,6 +170,7 @@ class TurnState(msgspec.Struct):
     started_at: float
     owner: str = "anonymous"
     history: list[IntentEntry] = msgspec.field(default_factory=list)
+    conversation: list[Exchange] = msgspec.field(default_factory=list)  # kept for CONVERSATIONAL turns only
     turn: int = 0
     route: Route | None = None
     retrieval: RetrievalResult | None = None

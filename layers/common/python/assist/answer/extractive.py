@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from assist.contracts import Chunk
+from assist.contracts import Chunk, Exchange
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 NOTE = "The language model is unavailable, so these are the most relevant passages from the documentation:"
@@ -37,12 +37,12 @@ def platform_facts(extra_context: str | None) -> str:
     )
 
 
-def conversation_recap(items: list[dict]) -> str:
+def conversation_recap(items: list[Exchange]) -> str:
     """Without a model nothing can be rephrased; the honest help is the session itself, verbatim."""
     if not items:
         return "The language model is unavailable and this session has no earlier messages."
-    asked = "\n".join(f"{i}. {it['message']}" for i, it in enumerate(items, 1))
+    asked = "\n".join(f"{i}. {it.message}" for i, it in enumerate(items, 1))
     return (
         "The language model is unavailable, so I cannot rephrase. Your questions in this session so far:\n"
-        f"{asked}\n\nThe last answer was:\n{first_sentences(items[-1]['answer'], n=4, max_chars=800)}"
+        f"{asked}\n\nThe last answer was:\n{first_sentences(items[-1].answer, n=4, max_chars=800)}"
     )

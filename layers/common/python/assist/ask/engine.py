@@ -26,6 +26,7 @@ from assist.contracts import (
     Answer,
     AskRequest,
     Chunk,
+    Exchange,
     IntentEntry,
     QueryType,
     RetrievalResult,
@@ -39,7 +40,7 @@ from assist.contracts import (
 )
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
-from assist.memory.store import Turn, topic_of
+from assist.memory.store import Turn, intent_entries, topic_of
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-CONVERSATION_TURNS = 6  # the bounded memory window given to CONVERSATIONAL answers
 MEMORY_SOURCES = 8
 NOT_STORED = "(account facts from extra_context, not stored)"
 TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at")
@@ -62,13 +62,13 @@ class Context:
     """What the model sees besides the message: passages, and for CONVERSATIONAL the session so far."""
 
     chunks: list[Chunk]
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[Exchange] = field(default_factory=list)
 
     @property
     def conversation(self) -> list[dict[str, str]]:
         msgs: list[dict[str, str]] = []
         for t in self.turns:
-            msgs += [{"role": "user", "content": t["message"]}, {"role": "assistant", "content": t["answer"]}]
+            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": t.answer}]
         return msgs
 
 
@@ -110,17 +110,22 @@ class Engine:
         check_ask(req, s.max_message_chars, s.max_extra_context_chars)
         return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=time.time(), owner=owner)
 
-    def classify(self, state: TurnState) -> TurnState:
+    def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
+        """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
+        it while the model answers (one process); a state that travels to another process takes it here."""
         req = state.request
         with stage(state.stages, "history") as st:
-            # two independent round trips (sessions counter, intent history): overlap them
-            turn = self._submit(self._store.begin_turn, req.session_id, state.owner)
-            state.history = self._store.recent_intents(req.session_id)
-            state.turn = turn.result()
-            st.update(entries=len(state.history), turn=state.turn)
+            recent = self._store.recent(req.session_id, state.owner)  # one read: history, memory, owner
+            state.history = intent_entries(recent)
+            st["entries"] = len(state.history)
+        turn = self._submit(self._store.begin_turn, req.session_id, state.owner) if take_turn else None
         with stage(state.stages, "classify") as st:
             state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
             st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
+        if state.route.type is QueryType.CONVERSATIONAL:
+            state.conversation = [Exchange(i["message"], i["answer"], list(i.get("sources", []))) for i in recent]
+        if turn is not None:
+            state.turn = turn.result()
         if state.route.type.needs_retrieval:
             state.route.retrieval_query = req.message
             if leans_on_history(req.message, state.history):
@@ -164,7 +169,7 @@ class Engine:
 
     def prepare(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
         """Phase 1: everything up to the model — classify, and retrieve when the type needs it."""
-        state = self.classify(self.start(req, owner))
+        state = self.classify(self.start(req, owner), take_turn=False)
         if state.route is not None and state.route.type.needs_retrieval:
             state = self.retrieve(state)
         return state
@@ -173,6 +178,7 @@ class Engine:
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:
+        turn = self._take_turn(state)
         ctx = self._context(state)
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
@@ -181,7 +187,7 @@ class Engine:
             except LLMUnavailable as exc:
                 gen = exc
             text = self._generated(state, st, gen, ctx)
-        return self._finish(state, text, ctx.chunks)
+        return self._finish(state, text, ctx.chunks, turn)
 
     async def stream(self, state: TurnState) -> AsyncIterator[tuple[str, dict[str, Any]]]:
         """Phase 2 of a prepared turn: the `route` event at once, then `token`s, then `done`.
@@ -193,14 +199,17 @@ class Engine:
         import msgspec
 
         req = state.request
-        ctx = await anyio.to_thread.run_sync(self._context, state)
+        turn = self._take_turn(state)
         route = self._route(state)
+        # only the CONVERSATIONAL memory lookup does I/O; don't pay a thread hop for the others
+        conversational = route.type is QueryType.CONVERSATIONAL
+        ctx = await anyio.to_thread.run_sync(self._context, state) if conversational else self._context(state)
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
         yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
         st: dict[str, Any] = {}
-        finished = False
+        writing = False
         try:
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 try:
@@ -215,15 +224,15 @@ class Engine:
                 text = self._generated(state, st, gen, ctx)
             if isinstance(gen, LLMUnavailable):
                 yield "token", {"text": text}
-            answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks)
-            finished = True
+            writing = True  # from here the turn is written here (or fails loudly), never a second time below
+            answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks, turn)
             yield "done", {**msgspec.to_builtins(answer), "usage": st.get("usage", {})}
         finally:
-            if not finished:
+            if not writing:
                 state.degraded.append("client_disconnected")
                 log.info("answer.stream_cancelled", session_id=req.session_id, tokens=len(parts))
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self._finish, state, "".join(parts), ctx.chunks)
+                    await anyio.to_thread.run_sync(self._finish, state, "".join(parts), ctx.chunks, turn)
 
     # -- shared by answer() and stream() -----------------------------------------------
     @staticmethod
@@ -231,14 +240,20 @@ class Engine:
         assert state.route is not None, "classify runs before answer"
         return state.route
 
+    def _take_turn(self, state: TurnState) -> Future[int] | None:
+        """The turn number, taken now (while the model answers) unless classify took it already."""
+        if state.turn:
+            return None
+        return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
+
     def _context(self, state: TurnState) -> Context:
-        """Retrieved passages; or for CONVERSATIONAL the session's turns and the sources cited
-        earlier in it (a cumulative source map: a lookup by id, not a new search)."""
+        """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and
+        the sources cited in them (a cumulative source map: a lookup by id, not a new search)."""
         if self._route(state).type is not QueryType.CONVERSATIONAL:
             return Context(state.retrieval.chunks if state.retrieval else [])
         with stage(state.stages, "memory") as st:
-            turns = self._store.messages(state.request.session_id, limit=CONVERSATION_TURNS)
-            cited = list(dict.fromkeys(i for t in turns for i in t.get("sources", [])))[-MEMORY_SOURCES:]
+            turns = state.conversation
+            cited = list(dict.fromkeys(i for t in turns for i in t.sources))[-MEMORY_SOURCES:]
             chunks = self._retriever().fetch(cited) if cited else []
             st.update(turns=len(turns), sources=len(chunks))
         return Context(chunks, turns)
@@ -274,13 +289,15 @@ class Engine:
             ctx.chunks, index_down=bool({"index_unavailable", "index_timeout"} & set(state.degraded))
         )
 
-    def _finish(self, state: TurnState, text: str, chunks: list[Chunk]) -> Answer:
+    def _finish(self, state: TurnState, text: str, chunks: list[Chunk], turn: Future[int] | None = None) -> Answer:
         req, route = state.request, self._route(state)
         sources = _sources(chunks)
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
         without_model = {"llm_unavailable", "llm_timeout"} & set(state.degraded)
         stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
         with stage(state.stages, "persist") as st:
+            if turn is not None:
+                state.turn = turn.result()
             entry = IntentEntry(
                 type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence
             )

@@ -1,8 +1,10 @@
 """Sessions and intent history in DynamoDB.
 
-Both tables are keyed (session_id, turn). A session's header item (turn 0 in the sessions
-table) holds an atomic turn counter: `begin_turn` takes the next number with one UpdateItem,
-so concurrent turns of one session never compete for a number. The turn is later written to
+Both tables are keyed (session_id, turn). A turn reads the session once (`recent`: the last
+turns of the sessions table, which also carry the intent entries). A session's header item
+(turn 0) holds an atomic turn counter: `begin_turn` takes the next number with one UpdateItem,
+so concurrent turns of one session never compete for a number; the number is only needed
+when the turn is written, so callers may take it while the model answers. The turn is later written to
 both tables in one transaction whose puts are conditional on the key being new and carry
 the request id: a retried write of the same request is recognised and not duplicated, and no
 write can overwrite another turn.
@@ -100,6 +102,19 @@ def topic_of(message: str) -> str:
     return " ".join(message.split())[:TOPIC_CHARS]
 
 
+def intent_entries(items: list[dict[str, Any]]) -> list[IntentEntry]:
+    """The intent history as the classifier sees it, from the sessions table's turn items."""
+    return [
+        IntentEntry(
+            type=QueryType(i["type"]),
+            topic=topic_of(i["message"]),
+            layer=i.get("layer", ""),
+            confidence=float(i.get("confidence", 0)),
+        )
+        for i in items
+    ]
+
+
 class SessionStore:
     def __init__(self, client: DynamoDBClient, sessions_table: str, history_table: str, ttl_days: int = 30) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -113,28 +128,6 @@ class SessionStore:
 
     # -- reads -------------------------------------------------------------------
     @guarded
-    def recent_intents(self, session_id: str, limit: int = HISTORY_WINDOW) -> list[IntentEntry]:
-        """The last `limit` intent entries, oldest first."""
-        resp = self._db.query(
-            TableName=self._history,
-            KeyConditionExpression="session_id = :s",
-            ExpressionAttributeValues={":s": {"S": session_id}},
-            ScanIndexForward=False,
-            Limit=limit,
-            ConsistentRead=True,
-        )
-        items = [self._plain(i) for i in resp.get("Items", [])]
-        return [
-            IntentEntry(
-                type=QueryType(i["type"]),
-                topic=i["topic"],
-                layer=i.get("layer", ""),
-                confidence=float(i.get("confidence", 0)),
-            )
-            for i in reversed(items)
-        ]
-
-    @guarded
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         resp = self._db.query(
             TableName=self._sessions,
@@ -145,6 +138,15 @@ class SessionStore:
             ConsistentRead=True,
         )
         return [self._plain(i) for i in reversed(resp.get("Items", []))]
+
+    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[dict[str, Any]]:
+        """The session's last `limit` turns, oldest first: one read serves the classifier's intent
+        history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
+        items = self.messages(session_id, limit=limit)
+        if any(i.get("owner") != owner for i in items):
+            log.warning("memory.owner_refused", session_id=session_id)
+            raise SessionNotFound(session_id)
+        return items
 
     # -- writes ------------------------------------------------------------------
     @guarded
@@ -234,6 +236,9 @@ class SessionStore:
             "message": turn.message,
             "answer": turn.answer,
             "type": turn.entry.type.value,
+            # the intent entry again: the next turn's single read then yields its history (no second query)
+            "layer": turn.entry.layer,
+            "confidence": Decimal(str(round(turn.entry.confidence, 4))),
             "sources": turn.sources,
             "degraded": turn.degraded,
             "created_at": now,

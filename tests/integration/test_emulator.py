@@ -1,0 +1,56 @@
+"""The local DynamoDB emulator keeps DynamoDB's transaction semantics with our cheaper rollback snapshot
+(`assist.local.stack._cheap_transaction_snapshots`): a cancelled transaction changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from assist.aws.clients import client
+from assist.settings import Settings
+
+
+def _key(session_id: str, turn: int) -> dict:
+    return {"session_id": {"S": session_id}, "turn": {"N": str(turn)}}
+
+
+def _get(db, table: str, session_id: str, turn: int) -> dict | None:
+    return db.get_item(TableName=table, Key=_key(session_id, turn), ConsistentRead=True).get("Item")
+
+
+def test_a_cancelled_transaction_rolls_back_updates_puts_and_deletes(base_settings: Settings, session_id: str):
+    db = client("dynamodb", base_settings)
+    sessions, history = base_settings.sessions_table, base_settings.intent_history_table
+    db.put_item(TableName=sessions, Item={**_key(session_id, 0), "turns": {"N": "1"}})
+    db.put_item(TableName=sessions, Item={**_key(session_id, 1), "message": {"S": "kept"}})
+    db.put_item(TableName=history, Item={**_key(session_id, 1), "topic": {"S": "taken"}})
+    items = [
+        {
+            "Update": {
+                "TableName": sessions,
+                "Key": _key(session_id, 0),
+                "UpdateExpression": "ADD turns :one",
+                "ExpressionAttributeValues": {":one": {"N": "1"}},
+            }
+        },
+        {"Delete": {"TableName": sessions, "Key": _key(session_id, 1)}},
+        {"Put": {"TableName": sessions, "Item": {**_key(session_id, 2), "message": {"S": "new"}}}},
+        {  # fails: the key is taken, so everything above must be undone
+            "Put": {
+                "TableName": history,
+                "Item": {**_key(session_id, 1), "topic": {"S": "other"}},
+                "ConditionExpression": "attribute_not_exists(session_id)",
+            }
+        },
+    ]
+    with pytest.raises(db.exceptions.TransactionCanceledException):
+        db.transact_write_items(TransactItems=items)
+    assert _get(db, sessions, session_id, 0)["turns"] == {"N": "1"}
+    assert _get(db, sessions, session_id, 1)["message"] == {"S": "kept"}
+    assert _get(db, sessions, session_id, 2) is None
+    assert _get(db, history, session_id, 1)["topic"] == {"S": "taken"}
+
+    items[-1]["Put"]["Item"] = {**_key(session_id, 2), "topic": {"S": "free"}}  # now it can succeed
+    db.transact_write_items(TransactItems=items)
+    assert _get(db, sessions, session_id, 0)["turns"] == {"N": "2"}
+    assert _get(db, sessions, session_id, 1) is None
+    assert _get(db, sessions, session_id, 2)["message"] == {"S": "new"}
