@@ -87,6 +87,22 @@ def test_client_disconnect_cancels_the_model_stream_and_keeps_the_turn(api, olla
     assert len(turns(settings, settings.intent_history_table, session_id)) == 1
 
 
+def test_a_client_gone_before_the_first_token_still_leaves_its_turn_once(api, ollama, session_id):
+    """The turn number is taken while the model starts; a client gone by then must not lose (or misnumber) the turn."""
+    base, settings = api
+    ollama.first_token_delay_s = 1.0
+    body = {"session_id": session_id, "message": "Explain the retrieval pipeline in depth"}
+    with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=30) as resp:
+        assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not turns(settings, settings.sessions_table, session_id):
+        time.sleep(0.05)
+    (stored,) = turns(settings, settings.sessions_table, session_id)
+    assert stored["turn"]["N"] == "1"
+    assert "client_disconnected" in [d["S"] for d in stored["degraded"]["L"]]
+    assert len(turns(settings, settings.intent_history_table, session_id)) == 1
+
+
 def test_stream_without_ollama_is_extractive_with_a_reason(docs_index: Settings, session_id):
     with serve(create_app(build_engine(docs_index, client("dynamodb", docs_index)))) as base:
         body = {"session_id": session_id, "message": "Where is the index stored?"}

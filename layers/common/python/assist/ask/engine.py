@@ -11,7 +11,7 @@ import contextvars
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -86,7 +86,8 @@ class Engine:
         self._cascade = cascade
         self._slots = slots
         self._retriever = retriever  # a factory: the index is opened on first use, once
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="engine")
+        # per turn: the message's embedding, the turn counter, the search; for a few turns at once
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
 
     def warm(self) -> None:
         """Load the embedder, the classifier model and the index (and, when configured, both model
@@ -114,12 +115,16 @@ class Engine:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
         it while the model answers (one process); a state that travels to another process takes it here."""
         req = state.request
+        ahead = self._cascade.ahead(req.message, req.query_type)
+        embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
         with stage(state.stages, "history") as st:
             recent = self._store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
             st["entries"] = len(state.history)
         turn = self._submit(self._store.begin_turn, req.session_id, state.owner) if take_turn else None
         with stage(state.stages, "classify") as st:
+            if embedding is not None:
+                wait([embedding])  # a failure is classify's to meet and report, as without the head start
             state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
             st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
         if state.route.type is QueryType.CONVERSATIONAL:
@@ -178,8 +183,8 @@ class Engine:
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:
-        turn = self._take_turn(state)
         ctx = self._context(state)
+        turn = self._take_turn(state)
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
@@ -199,18 +204,19 @@ class Engine:
         import msgspec
 
         req = state.request
-        turn = self._take_turn(state)
         route = self._route(state)
         # only the CONVERSATIONAL memory lookup does I/O; don't pay a thread hop for the others
         conversational = route.type is QueryType.CONVERSATIONAL
         ctx = await anyio.to_thread.run_sync(self._context, state) if conversational else self._context(state)
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
-        yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+        turn: Future[int] | None = None
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
         st: dict[str, Any] = {}
         writing = False
         try:
+            yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+            turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 try:
                     async for item in self._slots.stream(route.model_slot, self._messages(state, ctx)):
@@ -298,6 +304,8 @@ class Engine:
         with stage(state.stages, "persist") as st:
             if turn is not None:
                 state.turn = turn.result()
+            elif not state.turn:  # the caller went away before it was taken
+                state.turn = self._store.begin_turn(req.session_id, state.owner)
             entry = IntentEntry(
                 type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence
             )

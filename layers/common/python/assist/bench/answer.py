@@ -70,7 +70,8 @@ def run(settings: Settings, rounds: int = 10, token_delay_ms: float = 10.0) -> d
                             session = f"bench-{r}-{intended}-{i}"
                             if intended == "CONVERSATIONAL":  # something to remember first
                                 _ask(http, session, "How are answers streamed?")
-                            m = _ask(http, session, message)
+                            # a text new to the process each round: its embedding is computed, not remembered
+                            m = _ask(http, session, f"{message} ({r})" if r else message)
                             if r == 0:
                                 continue
                             t = m["type"]

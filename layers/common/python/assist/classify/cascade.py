@@ -50,6 +50,18 @@ class Cascade:
         if self._embedding is not None:
             self._embedding()
 
+    def ahead(self, message: str, declared: QueryType | None = None) -> Callable[[], object] | None:
+        """The part of `classify` that does not need the history, to run while the history is read: the
+        message's embedding, unless a declared type or the rules will decide without it."""
+        if (
+            declared is not None
+            or self._embedding is None
+            or platform_prefix(message, self._settings.platform_prefixes)
+        ):
+            return None
+        layer = self._embedding
+        return lambda: layer().embed(message)
+
     def classify(self, message: str, history: list[IntentEntry], declared: QueryType | None = None) -> Route:
         s = self._settings
         start = time.perf_counter()

@@ -14,6 +14,8 @@ from assist.logs import get_logger
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import numpy as np
+
     from assist.contracts import IntentEntry
     from assist.embed.base import Embedder
 
@@ -52,6 +54,10 @@ class EmbeddingLayer:
         )
         return layer
 
+    def embed(self, message: str) -> np.ndarray:
+        """The message's embedding (the embedder remembers it: `predict` then reads it back)."""
+        return self._embedder.embed([message])[0]
+
     def predict(self, message: str, history: Sequence[IntentEntry]) -> Prediction:
-        vector = self._embedder.embed([message])[0]
+        vector = self.embed(message)
         return self.model.predict(vector, message, [h.type.value for h in history])

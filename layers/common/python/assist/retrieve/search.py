@@ -12,13 +12,16 @@ full-text only and says `embedder_timeout` / `embedder_unavailable`; the next se
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from assist.contracts import Chunk, RetrievalResult
@@ -37,6 +40,7 @@ log = get_logger(__name__)
 Rerank = Callable[[str, list[Chunk]], list[Chunk]]
 MIN_POOL = 20  # candidates each strategy contributes, at least: fusion needs more than the k it returns
 SUGGESTIONS = 5
+RECENT_CHUNKS = 1024  # ~1 MB of passages: what a follow-up is likely to cite again
 
 
 @dataclass(frozen=True)
@@ -73,14 +77,31 @@ class Retriever:
         # the embedding and three queries of one search, for a few searches at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="retrieve")
         self._titles: list[str] | None = None
+        # passages returned lately, by id: a follow-up citing them again is a dict read, not an index query
+        self._recent: OrderedDict[str, Chunk] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     def fetch(self, ids: list[str]) -> list[Chunk]:
-        """Chunks by id, in the order asked (a lookup for cited sources, not a search)."""
-        if not ids:
-            return []
-        where = "id IN (" + ", ".join("'" + i.replace("'", "''") + "'" for i in ids) + ")"
-        rows = {r["id"]: r for r in self._table.search().where(where).select(st.COLUMNS).limit(len(ids)).to_list()}
-        return [_chunk(rows[i], 0.0, ["memory"]) for i in ids if i in rows]
+        """Chunks by id, in the order asked (a lookup for cited sources, not a search): the ones this
+        process returned lately from memory, the others from the index."""
+        with self._recent_lock:
+            known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
+        if missing := [i for i in ids if i not in known]:
+            where = "id IN (" + ", ".join("'" + i.replace("'", "''") + "'" for i in missing) + ")"
+            rows = self._table.search().where(where).select(st.COLUMNS).limit(len(missing)).to_list()
+            known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
+            self._remember(list(known.values()))
+        return [
+            msgspec.structs.replace(known[i], score=0.0, found_by=["memory"], agreement=1) for i in ids if i in known
+        ]
+
+    def _remember(self, chunks: list[Chunk]) -> None:
+        with self._recent_lock:
+            for c in chunks:
+                self._recent[c.id] = c
+                self._recent.move_to_end(c.id)
+            while len(self._recent) > RECENT_CHUNKS:
+                self._recent.popitem(last=False)
 
     def search(
         self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
@@ -138,6 +159,7 @@ class Retriever:
             degraded=degraded,
             ms=round((time.perf_counter() - started) * 1000, 2),
         )
+        self._remember(chunks)
         return result
 
     def suggestions(self, query: str) -> list[str]:

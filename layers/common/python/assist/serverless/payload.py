@@ -33,10 +33,9 @@ def check_request(req: AskRequest) -> None:
 
 def trim(state: TurnState) -> TurnState:
     """Keep the best `MAX_CHUNKS` chunks, each cut to `CHUNK_CHARS` characters."""
-    if state.retrieval is not None:
-        chunks = state.retrieval.chunks[:MAX_CHUNKS]
-        for c in chunks:
-            if len(c.text) > CHUNK_CHARS:
-                c.text = c.text[: CHUNK_CHARS - 1] + "…"
-        state.retrieval.chunks = chunks
+    if state.retrieval is not None:  # new chunks, not cut in place: the retriever keeps the ones it returned
+        state.retrieval.chunks = [
+            msgspec.structs.replace(c, text=c.text[: CHUNK_CHARS - 1] + "…") if len(c.text) > CHUNK_CHARS else c
+            for c in state.retrieval.chunks[:MAX_CHUNKS]
+        ]
     return state
