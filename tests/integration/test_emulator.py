@@ -54,3 +54,29 @@ def test_a_cancelled_transaction_rolls_back_updates_puts_and_deletes(base_settin
     assert _get(db, sessions, session_id, 0)["turns"] == {"N": "2"}
     assert _get(db, sessions, session_id, 1) is None
     assert _get(db, sessions, session_id, 2)["message"] == {"S": "new"}
+
+
+def test_a_base_table_query_reads_its_partition_with_dynamodb_semantics(base_settings: Settings, session_id: str):
+    db = client("dynamodb", base_settings)
+    table = base_settings.sessions_table
+    for sid in (session_id, session_id + "-other"):
+        for turn in range(4):
+            db.put_item(TableName=table, Item={**_key(sid, turn), "message": {"S": f"{sid}/{turn}"}})
+
+    def query(**kw) -> list[str]:
+        items = db.query(
+            TableName=table,
+            KeyConditionExpression="session_id = :s AND turn > :t",
+            ExpressionAttributeValues={":s": {"S": session_id}, ":t": {"N": "0"}},
+            **kw,
+        )["Items"]
+        return [i["message"]["S"] for i in items]
+
+    assert query() == [f"{session_id}/{t}" for t in (1, 2, 3)]
+    assert query(ScanIndexForward=False, Limit=2) == [f"{session_id}/{t}" for t in (3, 2)]
+    missing = db.query(
+        TableName=table,
+        KeyConditionExpression="session_id = :s",
+        ExpressionAttributeValues={":s": {"S": session_id + "-none"}},
+    )
+    assert missing["Items"] == []

@@ -171,6 +171,7 @@ class TurnState(msgspec.Struct):
     owner: str = "anonymous"
     history: list[IntentEntry] = msgspec.field(default_factory=list)
     conversation: list[Exchange] = msgspec.field(default_factory=list)  # kept for CONVERSATIONAL turns only
+    memory: list[Chunk] | None = None  # CONVERSATIONAL: the passages cited in `conversation`, once looked up
     turn: int = 0
     route: Route | None = None
     retrieval: RetrievalResult | None = None

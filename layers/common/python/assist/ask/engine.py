@@ -173,10 +173,20 @@ class Engine:
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
 
     def prepare(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
-        """Phase 1: everything up to the model — classify, and retrieve when the type needs it."""
+        """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
         state = self.classify(self.start(req, owner), take_turn=False)
-        if state.route is not None and state.route.type.needs_retrieval:
+        if self._route(state).type.needs_retrieval:
             state = self.retrieve(state)
+        elif self._route(state).type is QueryType.CONVERSATIONAL:
+            state = self.recall(state)
+        return state
+
+    def recall(self, state: TurnState) -> TurnState:
+        """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
+        with stage(state.stages, "memory") as st:
+            cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
+            state.memory = self._retriever().fetch(cited) if cited else []
+            st.update(turns=len(state.conversation), sources=len(state.memory))
         return state
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
@@ -205,9 +215,7 @@ class Engine:
 
         req = state.request
         route = self._route(state)
-        # only the CONVERSATIONAL memory lookup does I/O; don't pay a thread hop for the others
-        conversational = route.type is QueryType.CONVERSATIONAL
-        ctx = await anyio.to_thread.run_sync(self._context, state) if conversational else self._context(state)
+        ctx = self._context(state)  # no I/O: `prepare` retrieved or recalled
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
         turn: Future[int] | None = None
         parts: list[str] = []
@@ -253,16 +261,13 @@ class Engine:
         return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
 
     def _context(self, state: TurnState) -> Context:
-        """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and
-        the sources cited in them (a cumulative source map: a lookup by id, not a new search)."""
+        """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
+        passages cited in them (recalled here when no earlier stage did, as on the state machine's path)."""
         if self._route(state).type is not QueryType.CONVERSATIONAL:
             return Context(state.retrieval.chunks if state.retrieval else [])
-        with stage(state.stages, "memory") as st:
-            turns = state.conversation
-            cited = list(dict.fromkeys(i for t in turns for i in t.sources))[-MEMORY_SOURCES:]
-            chunks = self._retriever().fetch(cited) if cited else []
-            st.update(turns=len(turns), sources=len(chunks))
-        return Context(chunks, turns)
+        if state.memory is None:
+            self.recall(state)
+        return Context(state.memory or [], state.conversation)
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
         req = state.request

@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assist.logs import get_logger
 
@@ -39,7 +39,9 @@ class MotoServer:
     def __init__(self, port: int | None = None) -> None:
         from moto.server import ThreadedMotoServer
 
-        serialize_dynamodb()
+        from assist.local.emulator import patch_dynamodb
+
+        patch_dynamodb()
         self.port = port or free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -50,78 +52,6 @@ class MotoServer:
 
     def stop(self) -> None:
         self._server.stop()
-
-
-def serialize_dynamodb() -> None:
-    """One DynamoDB request at a time in the emulator.
-
-    moto's TransactWriteItems deep-copies every table it touches (its rollback copy) without a
-    lock, so a concurrent write makes it fail with "dictionary changed size during iteration"
-    (an HTTP 500; seen in `assist bench load`). Real DynamoDB has no such limit; the local
-    stand-in trades concurrency for correctness.
-    """
-    import threading
-
-    from moto.dynamodb.responses import DynamoHandler
-
-    if getattr(DynamoHandler.call_action, "serialized", False):
-        return
-    lock = threading.RLock()
-    unlocked = DynamoHandler.call_action
-
-    def call_action(self: DynamoHandler) -> Any:
-        with lock:
-            return unlocked(self)
-
-    call_action.serialized = True  # type: ignore[attr-defined]
-    DynamoHandler.call_action = call_action  # type: ignore[method-assign]
-    _cheap_transaction_snapshots()
-
-
-def _cheap_transaction_snapshots() -> None:
-    """TransactWriteItems in the emulator at the cost of the items it writes, not of the tables.
-
-    moto deep-copies every table a transaction touches, to roll back on failure: 9 ms per
-    transaction on empty tables, 19 ms at 100 items, 91 ms at 1,000 (measured; ADR 0036). Real
-    DynamoDB pays nothing of the kind, and the figure would grow with the length of a benchmark.
-    The snapshot here copies the tables' item maps and shares the items, except those an Update
-    of this transaction will change in place, which it copies; moto's own rollback then restores
-    exactly the state before. Runs under the lock above (one DynamoDB call at a time).
-    """
-    import copy
-    from collections import defaultdict
-
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.table import Table
-
-    transact = DynamoDBBackend.transact_write_items
-    updated: set[int] = set()  # ids of the items the running transaction updates
-
-    def kept(item: Any) -> Any:
-        return copy.deepcopy(item) if id(item) in updated else item
-
-    def snapshot(table: Table, memo: dict[int, Any]) -> Table:
-        twin = copy.copy(table)
-        twin.items = defaultdict(
-            dict,
-            {h: {r: kept(i) for r, i in v.items()} if isinstance(v, dict) else kept(v) for h, v in table.items.items()},
-        )
-        return twin
-
-    def transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
-        for entry in transact_items:
-            kind, op = next(iter(entry.items()))
-            if kind == "Update" and op.get("TableName") in self.tables:
-                with contextlib.suppress(Exception):  # a malformed key: moto's own code reports it
-                    updated.add(id(self.get_item(op["TableName"], op["Key"])))
-        Table.__deepcopy__ = snapshot  # type: ignore[attr-defined]
-        try:
-            return transact(self, transact_items)
-        finally:
-            del Table.__deepcopy__  # type: ignore[attr-defined]
-            updated.clear()
-
-    DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
 def export_lines(settings: Settings) -> str:
