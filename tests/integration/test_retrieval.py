@@ -246,3 +246,15 @@ def test_mmr_reads_vectors_only_when_on_and_diversifies(table, embedder):
     assert diverse[0].id == plain[0].id  # the most relevant chunk always leads
     assert [c.id for c in diverse] != [c.id for c in plain]
     assert len({c.doc_id for c in diverse}) >= len({c.doc_id for c in plain})
+
+
+def test_passages_returned_lately_are_fetched_from_memory_as_cited_sources(table, embedder):
+    retriever = Retriever(table, embedder)
+    found = retriever.search("how does streaming work", k=3).chunks
+    ids = [c.id for c in found]
+    retriever._table = None  # from here any index read would fail: the lookup must not need one
+    cited = retriever.fetch(list(reversed(ids)))
+    assert [c.id for c in cited] == list(reversed(ids))
+    assert [c.text for c in cited] == [c.text for c in reversed(found)]
+    assert all(c.score == 0.0 and c.found_by == ["memory"] for c in cited)
+    assert found[0].found_by != ["memory"], "the search's own chunks are left as they were"

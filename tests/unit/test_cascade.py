@@ -18,6 +18,10 @@ class FixedLayer:
     def __init__(self, label: str, p: float, inherited: float = 0.0) -> None:
         self.pred = Prediction(label=label, p=p, probs={label: p}, inherited=inherited)
         self.calls = 0
+        self.embedded: list[str] = []
+
+    def embed(self, message):
+        self.embedded.append(message)
 
     def predict(self, message, history):
         self.calls += 1
@@ -48,6 +52,19 @@ def test_declared_and_rules_decide_before_any_model():
     ruled = c.classify("You are a direct and concise assistant. Usage 20%.", [])
     assert (ruled.layer, ruled.type) == ("rules", QueryType.PLATFORM)
     assert layer.calls == llm.calls == 0
+
+
+def test_work_ahead_of_the_history_is_the_embedding_only_when_a_model_will_judge():
+    layer = FixedLayer("RETRIEVAL", 0.99)
+    c = cascade(layer)
+    assert c.ahead("anything", declared=QueryType.CODE_GENERATION) is None
+    assert c.ahead("You are a direct and concise assistant. Usage 20%.") is None
+    assert cascade().ahead("how do rate limits work?") is None  # no embedding layer
+    work = c.ahead("how do rate limits work?")
+    assert work is not None
+    assert layer.embedded == []  # prepared, not yet run
+    work()
+    assert layer.embedded == ["how do rate limits work?"]
 
 
 def test_a_cascade_without_models_falls_back_to_retrieval_and_says_why():

@@ -93,6 +93,19 @@ def test_trim_keeps_the_best_chunks_in_order_and_cuts_long_text():
     assert all(len(c.text) == payload.CHUNK_CHARS and c.text.endswith("…") for c in state.retrieval.chunks)
 
 
+def test_trim_cuts_copies_never_the_chunks_the_retriever_remembers():
+    long = Chunk(id="d#h:0", doc_id="d", title="t", heading="h", text="w " * 2000, score=0.5)
+    state = TurnState(
+        request=AskRequest(session_id="s", message="q"),
+        request_id="r",
+        started_at=0.0,
+        retrieval=RetrievalResult(chunks=[long], confidence="high"),
+    )
+    payload.trim(state)
+    assert len(state.retrieval.chunks[0].text) == payload.CHUNK_CHARS
+    assert long.text == "w " * 2000
+
+
 def test_api_gateway_events_and_task_payloads_are_told_apart():
     assert is_http_event({"version": "2.0", "requestContext": {"http": {"method": "POST"}}})
     assert is_http_event({"resource": "/v1/ask", "httpMethod": "POST", "requestContext": {}})
