@@ -3,11 +3,11 @@
 Both tables are keyed (session_id, turn). A turn reads the session once (`recent`: the last
 turns of the sessions table, which also carry the intent entries). A session's header item
 (turn 0) holds an atomic turn counter: `begin_turn` takes the next number with one UpdateItem,
-so concurrent turns of one session never compete for a number; the number is only needed
-when the turn is written, so callers may take it while the model answers. The turn is later written to
-both tables in one transaction whose puts are conditional on the key being new and carry
-the request id: a retried write of the same request is recognised and not duplicated, and no
-write can overwrite another turn.
+so concurrent turns of one session never compete for a number; only the write needs the
+number, so callers may take it while the model answers. The turn is written to both tables
+in one transaction whose puts are conditional on the key being new and carry the request id:
+a retried write of the same request is recognised and not duplicated, and no write can
+overwrite another turn.
 """
 
 from __future__ import annotations
