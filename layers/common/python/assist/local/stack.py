@@ -10,6 +10,7 @@ the state machine.
 from __future__ import annotations
 
 import contextlib
+import logging
 import shlex
 import socket
 import sys
@@ -42,6 +43,7 @@ class MotoServer:
         from assist.local.emulator import patch_dynamodb
 
         patch_dynamodb()
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line on stderr per emulated call
         self.port = port or free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self.url = f"http://127.0.0.1:{self.port}"
