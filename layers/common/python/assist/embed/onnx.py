@@ -42,7 +42,7 @@ class OnnxEmbedder:
         if threads:
             opts.intra_op_num_threads = threads
         # Idle intra-op threads must sleep, not spin: spinning took the cores from the index queries and
-        # the store calls running beside the embedding (RETRIEVAL route event 50 → 31 ms; ADR 0036).
+        # the store calls running beside the embedding (ADR 0036).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
         session = ort.InferenceSession(str(d / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
