@@ -1,5 +1,6 @@
-"""The local DynamoDB emulator keeps DynamoDB's transaction semantics with our cheaper rollback snapshot
-(`assist.local.stack._cheap_transaction_snapshots`): a cancelled transaction changes nothing."""
+"""The local DynamoDB emulator's fixes (`assist.local.emulator`) keep DynamoDB's semantics: a cancelled
+transaction changes nothing, a Query reads one partition, and routing computed once still sends each
+service's requests to its own backend."""
 
 from __future__ import annotations
 
@@ -80,3 +81,13 @@ def test_a_base_table_query_reads_its_partition_with_dynamodb_semantics(base_set
         ExpressionAttributeValues={":s": {"S": session_id + "-none"}},
     )
     assert missing["Items"] == []
+
+
+def test_each_service_still_reaches_its_own_backend(base_settings: Settings):
+    """Routing is computed once per host: S3, DynamoDB and Step Functions calls, interleaved, each get
+    their own service's answer (a cache keyed wrongly would send them all to the first one)."""
+    s3, db, sfn = (client(name, base_settings) for name in ("s3", "dynamodb", "stepfunctions"))
+    for _ in range(2):
+        assert base_settings.bucket in {b["Name"] for b in s3.list_buckets()["Buckets"]}
+        assert base_settings.sessions_table in db.list_tables()["TableNames"]
+        assert isinstance(sfn.list_state_machines()["stateMachines"], list)

@@ -12,6 +12,12 @@
   rollback copy holds the partitions the transaction touches (items an Update changes in place
   are copied; moto's own rollback then restores exactly the state before).
 
+- **Work repeated on every request.** To route a request, moto's server lists its own package
+  directory (about 170 `stat` calls) and matches the host against every service's URL patterns,
+  and then lists the handler class's methods with `inspect.getmembers`. None of these answers
+  changes while the process runs, so each is computed once. This took a Query from 5.6 to 4.3 ms
+  and a transaction from 7.9 to 6.5 ms (client side, ADR 0036).
+
 The cost fixes rely on the first: they run one DynamoDB call at a time.
 """
 
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import threading
 from typing import Any
 
@@ -26,7 +33,7 @@ _installed = threading.Lock()
 
 
 def patch_dynamodb() -> None:
-    """Install the three fixes (once per process)."""
+    """Install the fixes (once per process)."""
     from moto.dynamodb.responses import DynamoHandler
 
     with _installed:
@@ -35,6 +42,20 @@ def patch_dynamodb() -> None:
         _one_call_at_a_time(DynamoHandler)
         _partition_queries()
         _transaction_snapshots_of_touched_partitions()
+        _routing_computed_once()
+
+
+def _routing_computed_once() -> None:
+    from moto import backends
+    from moto.core import responses
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+    responses.method_names_from_class = functools.cache(responses.method_names_from_class)
+    DomainDispatcherApplication.get_backend_for_host = functools.lru_cache(maxsize=256)(  # type: ignore[method-assign]
+        DomainDispatcherApplication.get_backend_for_host
+    )
 
 
 def _one_call_at_a_time(handler: Any) -> None:
