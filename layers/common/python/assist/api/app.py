@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -15,7 +15,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
 from assist.api.identity import caller
-from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, TurnState
+from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript
 from assist.logs import get_logger
 from assist.memory.store import SessionNotFound, StoreUnavailable
 from assist.serverless.execution import ExecutionFailed
@@ -40,7 +40,10 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
         # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
         state = await anyio.to_thread.run_sync(engine.prepare, data, caller(request, settings))
-        return ServerSentEvent(_events(engine, state))
+        # Phase 2 runs to its route event here, so the model's request is on its way while the
+        # response starts (ADR 0037).
+        events = engine.stream(state)
+        return ServerSentEvent(_events(await anext(events), events))
 
     @get("/v1/sessions/{session_id:str}", sync_to_thread=True, summary="A session's turns and intents, for its owner")
     def session(session_id: str, request: Request) -> Transcript:
@@ -74,13 +77,22 @@ def service(route_handlers: list[Any], title: str = "Assistance engine") -> Lite
     )
 
 
-async def _events(engine: Engine, state: TurnState) -> AsyncIterator[ServerSentEventMessage]:
+async def _events(
+    first: tuple[str, dict[str, Any]], rest: AsyncGenerator[tuple[str, dict[str, Any]], None]
+) -> AsyncIterator[ServerSentEventMessage]:
     try:
-        async for name, payload in engine.stream(state):
-            yield ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
+        yield _message(*first)
+        async for name, payload in rest:
+            yield _message(name, payload)
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
-        yield ServerSentEventMessage(event="error", data=msgspec.json.encode({"detail": _safe_detail(exc)}).decode())
+        yield _message("error", {"detail": _safe_detail(exc)})
+    finally:
+        await rest.aclose()  # a client gone mid-stream: phase 2 closes the model stream and writes the turn
+
+
+def _message(name: str, payload: dict[str, Any]) -> ServerSentEventMessage:
+    return ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
 
 
 def _safe_detail(exc: Exception) -> str:

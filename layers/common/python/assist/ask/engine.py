@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ import msgspec
 
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.prefetch import Prefetched
 from assist.answer.prompts import build_messages
 from assist.contracts import (
     Answer,
@@ -204,7 +205,7 @@ class Engine:
             text = self._generated(state, st, gen, ctx)
         return self._finish(state, text, ctx.chunks, turn)
 
-    async def stream(self, state: TurnState) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    async def stream(self, state: TurnState) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """Phase 2 of a prepared turn: the `route` event at once, then `token`s, then `done`.
 
         If the consumer goes away mid-stream, the model stream is closed and the turn is still
@@ -217,6 +218,8 @@ class Engine:
         route = self._route(state)
         ctx = self._context(state)  # no I/O: `prepare` retrieved or recalled
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
+        # requested now, read after the route event: the request travels while the route goes out
+        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx)))
         turn: Future[int] | None = None
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
@@ -227,7 +230,7 @@ class Engine:
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 try:
-                    async for item in self._slots.stream(route.model_slot, self._messages(state, ctx)):
+                    async for item in model:
                         if isinstance(item, Generation):
                             gen = item
                         else:
@@ -246,6 +249,7 @@ class Engine:
                 state.degraded.append("client_disconnected")
                 log.info("answer.stream_cancelled", session_id=req.session_id, tokens=len(parts))
                 with anyio.CancelScope(shield=True):
+                    await model.aclose()
                     await anyio.to_thread.run_sync(self._finish, state, "".join(parts), ctx.chunks, turn)
 
     # -- shared by answer() and stream() -----------------------------------------------
