@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import time
@@ -68,10 +69,11 @@ def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
     from assist.local.stack import MotoServer, local_settings, prepare
     from assist.local.statemachine import ServerlessStack
 
+    index = tempfile.mkdtemp(prefix="assist-sfn-bench-")
     moto = MotoServer().start()
     stack: ServerlessStack | None = None
     try:
-        s = local_settings(settings, moto.url, tempfile.mkdtemp(prefix="assist-sfn-bench-"))
+        s = local_settings(settings, moto.url, index)
         s = s.with_(ollama_host="http://127.0.0.1:9")  # no Ollama: measure orchestration, not generation
         prepare(s, docs, progress=False)
         hop = {
@@ -102,3 +104,4 @@ def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
         if stack is not None:
             stack.stop()
         moto.stop()
+        shutil.rmtree(index, ignore_errors=True)

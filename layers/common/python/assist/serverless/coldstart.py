@@ -73,6 +73,7 @@ def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
 
 def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     """Median over `runs` fresh processes per function, against the budgets (import + first call)."""
+    import shutil
     import tempfile
 
     import assist
@@ -81,10 +82,10 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     from assist.serverless.footprint import dir_size_mb, extra_size_mb
 
     library = Path(assist.__file__).resolve().parents[1]
+    # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
+    index = tempfile.mkdtemp(prefix="assist-coldstart-")
     moto = MotoServer().start()
     try:
-        # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
-        index = tempfile.mkdtemp(prefix="assist-coldstart-")
         s = local_settings(settings, moto.url, index).with_(ollama_host="http://127.0.0.1:9")
         prepare(s, docs, progress=False)
         env = {
@@ -119,6 +120,7 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
         return out
     finally:
         moto.stop()
+        shutil.rmtree(index, ignore_errors=True)
 
 
 if __name__ == "__main__":
