@@ -208,8 +208,9 @@ class Engine:
     async def stream(self, state: TurnState) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
         """Phase 2 of a prepared turn: the `route` event at once, then `token`s, then `done`.
 
-        If the consumer goes away mid-stream, the model stream is closed and the turn is still
-        written (with what was generated so far and `client_disconnected`).
+        The model is requested before the route event is yielded, so its request overlaps the
+        route's delivery (ADR 0037). If the consumer goes away mid-stream, the model stream is
+        closed and the turn is still written (with what was generated so far and `client_disconnected`).
         """
         import anyio
         import msgspec
