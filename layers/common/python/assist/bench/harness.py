@@ -5,8 +5,9 @@ needs a model whose speed it controls; the double never serves users)."""
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +18,19 @@ REPO = TEMPLATE.parent
 
 
 @contextmanager
-def local_parts(settings: Settings, index_dir: Path, docs: Path = REPO / "docs") -> Iterator[Settings]:
-    """A moto server, the tables and bucket, and an index of docs/ (cached, incremental)."""
+def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = REPO / "docs") -> Iterator[Settings]:
+    """A moto server, the tables and bucket, and an index of docs/: cached and incremental in
+    `index_dir`, or without one a throw-away index removed on exit."""
     from assist.local.stack import MotoServer, local_settings, prepare
 
-    moto = MotoServer().start()
-    try:
+    with ExitStack() as cleanup:
+        if index_dir is None:
+            index_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="assist-bench-")))
+        moto = MotoServer().start()
+        cleanup.callback(moto.stop)
         s = local_settings(settings, moto.url, str(index_dir))
         prepare(s, docs, progress=False)
         yield s
-    finally:
-        moto.stop()
 
 
 def ollama_double(**kwargs: Any) -> Any:

@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -65,43 +63,38 @@ def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
 def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
     from assist.ask.build import build_engine
     from assist.aws.clients import client
+    from assist.bench.harness import local_parts
     from assist.contracts import AskRequest
-    from assist.local.stack import MotoServer, local_settings, prepare
     from assist.local.statemachine import ServerlessStack
 
-    index = tempfile.mkdtemp(prefix="assist-sfn-bench-")
-    moto = MotoServer().start()
-    stack: ServerlessStack | None = None
-    try:
-        s = local_settings(settings, moto.url, index)
-        s = s.with_(ollama_host="http://127.0.0.1:9")  # no Ollama: measure orchestration, not generation
-        prepare(s, docs, progress=False)
+    with local_parts(settings, docs=docs) as parts:
+        s = parts.with_(ollama_host="http://127.0.0.1:9")  # no Ollama: measure orchestration, not generation
+        moto_url = s.aws_endpoint_url
+        assert moto_url, "local_parts points every client at its moto server"
         hop = {
-            "nodelay": invoke_hop_ms(moto.url, True, runs),
-            "nagle": invoke_hop_ms(moto.url, False, runs),
+            "nodelay": invoke_hop_ms(moto_url, True, runs),
+            "nagle": invoke_hop_ms(moto_url, False, runs),
             "in_process": _median_ms(lambda: _Echo().handler({"x": 1}), runs),
         }
-        stack = ServerlessStack(s, moto.url).start()
-        stack.warm()
-        engine = build_engine(s, client("dynamodb", s))
-        engine.warm()
-        asks: dict[str, Any] = {}
-        for qtype, message in QUESTIONS.items():
+        stack = ServerlessStack(s, moto_url).start()
+        try:
+            stack.warm()
+            engine = build_engine(s, client("dynamodb", s))
+            engine.warm()
+            asks: dict[str, Any] = {}
+            for qtype, message in QUESTIONS.items():
 
-            def req(m: str = message) -> AskRequest:
-                return AskRequest(session_id=f"bench-{uuid.uuid4().hex[:12]}", message=m)
+                def req(m: str = message) -> AskRequest:
+                    return AskRequest(session_id=f"bench-{uuid.uuid4().hex[:12]}", message=m)
 
-            sfn_ms = _median_ms(lambda r=req: stack.ask(r()), runs)  # type: ignore[union-attr]
-            local_ms = _median_ms(lambda r=req: engine.ask(r()), runs)
-            asks[qtype] = {
-                "state_machine_ms": sfn_ms,
-                "in_process_ms": local_ms,
-                "overhead_ms": round(sfn_ms - local_ms, 2),
-                "ratio": round(sfn_ms / local_ms, 2),
-            }
-        return {"invoke_hop_ms": hop, "ask": asks, "runs": runs}
-    finally:
-        if stack is not None:
+                sfn_ms = _median_ms(lambda r=req: stack.ask(r()), runs)
+                local_ms = _median_ms(lambda r=req: engine.ask(r()), runs)
+                asks[qtype] = {
+                    "state_machine_ms": sfn_ms,
+                    "in_process_ms": local_ms,
+                    "overhead_ms": round(sfn_ms - local_ms, 2),
+                    "ratio": round(sfn_ms / local_ms, 2),
+                }
+        finally:
             stack.stop()
-        moto.stop()
-        shutil.rmtree(index, ignore_errors=True)
+    return {"invoke_hop_ms": hop, "ask": asks, "runs": runs}

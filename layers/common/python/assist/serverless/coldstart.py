@@ -73,21 +73,15 @@ def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
 
 def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     """Median over `runs` fresh processes per function, against the budgets (import + first call)."""
-    import shutil
-    import tempfile
-
     import assist
-    from assist.local.stack import MotoServer, local_settings, prepare
+    from assist.bench.harness import local_parts
     from assist.serverless.definition import ROOT
     from assist.serverless.footprint import dir_size_mb, extra_size_mb
 
     library = Path(assist.__file__).resolve().parents[1]
     # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
-    index = tempfile.mkdtemp(prefix="assist-coldstart-")
-    moto = MotoServer().start()
-    try:
-        s = local_settings(settings, moto.url, index).with_(ollama_host="http://127.0.0.1:9")
-        prepare(s, docs, progress=False)
+    with local_parts(settings, docs=docs) as parts:
+        s = parts.with_(ollama_host="http://127.0.0.1:9")
         env = {
             **s.env_lines(),
             "OLLAMA_HOST": s.ollama_host,
@@ -118,9 +112,6 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
             }
         out["interpreter_s"] = round(interpreter, 3)
         return out
-    finally:
-        moto.stop()
-        shutil.rmtree(index, ignore_errors=True)
 
 
 if __name__ == "__main__":
