@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from assist.index import frontmatter
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 _HEADING = re.compile(r"^(#{1,6})\s+(.{1,200}?)\s*#*\s*$")  # a 5,000-char "# ..." line is text, not a title
@@ -22,7 +25,7 @@ class DocChunk:
     title: str
     heading: str  # heading path, "Configuration > Model slots"
     source: str
-    ordinal: int
+    ordinal: int  # position in the document
     text: str
 
     @property
@@ -50,10 +53,31 @@ def iter_documents(root: Path) -> Iterator[tuple[str, Path]]:
             yield p.relative_to(root).with_suffix("").as_posix(), p
 
 
+@dataclass(frozen=True)
+class Document:
+    """A parsed document: its chunks, and what the corpus manifest keeps about it."""
+
+    doc_id: str
+    title: str
+    chunks: list[DocChunk]
+    meta: dict[str, Any] = field(default_factory=dict)  # front matter, JSON-safe
+    headings: list[str] = field(default_factory=list)  # every heading, in order
+    source: str = ""
+
+
 def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
-    title = doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
+    return parse_document(doc_id, text, source).chunks
+
+
+def parse_document(doc_id: str, text: str, source: str = "") -> Document:
+    """Front matter becomes metadata (not chunk text); the title is front matter's `title` (or
+    `dct:title`), else the leading H1, else the file stem."""
+    meta, text = frontmatter.split(text)
+    meta_title = frontmatter.text_field(meta, "title")
+    title = meta_title or doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
     sections: list[tuple[list[str], list[str]]] = [([], [])]
     path: list[tuple[int, str]] = []
+    headings: list[str] = []
     in_fence = False
     for line in text.splitlines():
         if _FENCE.match(line):
@@ -61,8 +85,9 @@ def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
         m = None if in_fence else _HEADING.match(line)
         if m:
             level, name = len(m.group(1)), m.group(2).strip()
-            if level == 1 and not path and len(sections) == 1:  # the document's leading H1 names it
+            if level == 1 and not path and len(sections) == 1 and not meta_title:  # a leading H1 names it
                 title = name
+            headings.append(name)
             path = [(lvl, n) for lvl, n in path if lvl < level] + [(level, name)]
             sections.append(([n for _, n in path], []))
         else:
@@ -76,10 +101,12 @@ def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
         heading = " > ".join(h for h in heading_path if h != title) if heading_path else ""
         base = f"{doc_id}#{slug(heading) if heading else 'intro'}"
         for piece in windows(body):
-            ordinal = seen.get(base, 0)
-            seen[base] = ordinal + 1
-            chunks.append(DocChunk(f"{base}:{ordinal}", doc_id, title, heading, source, ordinal, piece))
-    return chunks
+            n = seen.get(base, 0)
+            seen[base] = n + 1
+            # the id counts within its section (stable when other sections change); ordinal is the position
+            # in the document, so a whole document can be read back in order
+            chunks.append(DocChunk(f"{base}:{n}", doc_id, title, heading, source, len(chunks), piece))
+    return Document(doc_id, title, chunks, meta, headings, source)
 
 
 def windows(body: str) -> list[str]:
