@@ -190,8 +190,9 @@ def _listing(
 def line(e: Entry) -> str:
     """One manifest entry as one prompt line: what it is called, what it is, where it is."""
     facts = [f"{k}: {v}" for k, v in e.fields.items()]
-    facts += [f"type: {e.type}"] if e.type else []
-    facts += [f"path: {e.path or e.id}"]
+    path = e.path or e.id
+    facts += [f"type: {e.type}"] if e.type and not path.lower().startswith(f"{e.type}/") else []  # else the path says it
+    facts += [f"path: {path}"]
     name = f"{e.label} — {e.title}" if e.label else e.title
     return f"- {name} ({'; '.join(facts)})"
 
