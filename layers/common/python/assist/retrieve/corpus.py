@@ -191,7 +191,8 @@ def line(e: Entry) -> str:
     """One manifest entry as one prompt line: what it is called, what it is, where it is."""
     facts = [f"{k}: {v}" for k, v in e.fields.items()]
     path = e.path or e.id
-    facts += [f"type: {e.type}"] if e.type and not path.lower().startswith(f"{e.type}/") else []  # else the path says it
+    if e.type and not path.lower().startswith(f"{e.type}/"):  # a folder named in the path is not said twice
+        facts.append(f"type: {e.type}")
     facts += [f"path: {path}"]
     name = f"{e.label} — {e.title}" if e.label else e.title
     return f"- {name} ({'; '.join(facts)})"
