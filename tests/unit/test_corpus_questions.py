@@ -99,7 +99,16 @@ def test_who_approved_brings_the_approval_record_after_the_decision(corpus):
 
 @pytest.mark.parametrize(
     "question",
-    ["how many retries are there?", "What is http2?", "How does the engine route a question?", "list the options"],
+    [
+        "how many retries are there?",
+        "What is http2?",
+        "How does the engine route a question?",
+        "list the options",
+        # seed 004's content questions: they name a type but ask about content, not what exists
+        "Which ADR chose the authentication standard? Answer with the ADR id only.",
+        "What principle addresses data reliability?",
+        "How do the architecture decisions support governance?",
+    ],
 )
 def test_ordinary_questions_are_not_corpus_questions(corpus, question):
     assert ask(corpus, question) is None
@@ -140,3 +149,9 @@ def test_identifier_spellings_resolve_to_one_document(tmp_path: Path):
             m = recognize(f"What does {spelling} say?", lambda c=c: c, BUDGET)
             assert m is not None
             assert m.documents == [doc], spelling
+
+
+def test_resolve_gives_the_documents_a_question_names_for_ranking(corpus):
+    found, missing = corpus.resolve(["adr-12", "pcp-17", "adr-50", "http-2"])
+    assert found == ["decisions/0012-use-sign-convention-for-current", "principles/0017-data-is-versioned-by-design"]
+    assert missing == ["adr-50"]  # http-2: no document is numbered under `http`, so not missing either

@@ -116,6 +116,19 @@ class Corpus:
         hits = [e for e in self.entries if len(e.title) >= MIN_TITLE_CHARS and fold(e.title) in q]
         return sorted(hits, key=lambda e: -len(e.title))[:1]
 
+    def resolve(self, keys: list[str]) -> tuple[list[str], list[str]]:
+        """Identifier keys (`identifiers.mentions(question)`) → (ids of the documents that have them, in
+        order; keys under a prefix the corpus uses that no document has). The documents a question
+        names, for ranking them first as well as for fetching them whole."""
+        found: list[str] = []
+        missing: list[str] = []
+        for k in keys:
+            if docs := self.keys.get(k):
+                found += [d for d in docs if d not in found]
+            elif k.split("-", 1)[0] in self.subjects:
+                missing.append(k)  # a prefix the corpus uses, a number it does not have
+        return found, missing
+
     def companions(self, key: str) -> list[str]:
         """Documents that go with a named one: `adr-12` → the approval record `adr-12d`."""
         return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.keys.get(f"{key}{suffix}", [])]
@@ -131,13 +144,7 @@ def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: 
         return None
     if (corpus := corpus()) is None or not corpus.entries:
         return None
-    found: list[str] = []
-    missing: list[str] = []
-    for k in keys:
-        if docs := corpus.keys.get(k):
-            found += [d for d in docs if d not in found]
-        elif (m := re.match(r"^([a-z]+)-", k)) and m.group(1) in corpus.subjects:
-            missing.append(k)  # a prefix the corpus uses, a number it does not have
+    found, missing = corpus.resolve(keys)
     written = [m.group(0) for m in re.finditer(r"[A-Za-z]{2,12}[ ._-]?\d{1,6}[A-Za-z]?", question)]
     subject = corpus.subject_of(q)
     if missing and not found:
