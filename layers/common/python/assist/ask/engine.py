@@ -42,9 +42,6 @@ from assist.contracts import (
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
-from assist.retrieve.corpus import extractive as corpus_extractive
-from assist.retrieve.corpus import recognize, section
-from assist.retrieve.documents import whole_document
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -176,6 +173,8 @@ class Engine:
         renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
         if self._corpus is None:
             return
+        from assist.retrieve.corpus import recognize  # the classify function, importing this module, never needs it
+
         start = time.perf_counter()
         try:
             match = recognize(question, self._corpus, self.settings.retrieve_corpus_chars)
@@ -315,6 +314,9 @@ class Engine:
     def _corpus_context(self, state: TurnState, ctx: Context) -> Context:
         """A corpus question's context: the named documents whole and first (then the other passages),
         and the `<corpus>` section. The budgets used go to the trace's `corpus` stage."""
+        from assist.retrieve.corpus import extractive, section
+        from assist.retrieve.documents import whole_document
+
         match = state.corpus
         assert match is not None
         try:
@@ -340,7 +342,7 @@ class Engine:
                 st.update(
                     corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
                 )
-        return Context(chunks, ctx.turns, text, corpus_extractive(match, corpus))
+        return Context(chunks, ctx.turns, text, extractive(match, corpus))
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
         req = state.request
