@@ -49,6 +49,7 @@ def test_title_from_front_matter_then_h1_then_stem():
     assert doc.title == "Use CIM as default domain language"
     assert all("nav_order" not in c.text and "isVersionOf" not in c.text for c in doc.chunks)
     assert {c.title for c in doc.chunks} == {doc.title}
+    assert doc.chunks[0].heading == "Context"  # the lint comment before the H1 is no chunk of its own
     assert doc.headings == ["Use CIM as default domain language", "Context"]
     assert parse_document("a/b", "# Heading one\n\ntext\n").title == "Heading one"
     assert parse_document("a/some-file_name", "text only\n").title == "Some File Name"

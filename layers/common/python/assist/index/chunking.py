@@ -14,6 +14,7 @@ from assist.index import frontmatter
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".rst"}
 _HEADING = re.compile(r"^(#{1,6})\s+(.{1,200}?)\s*#*\s*$")  # a 5,000-char "# ..." line is text, not a title
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
 MAX_CHARS = 1500  # ~300 tokens: within MiniLM's 256-token window after the heading prefix
 OVERLAP_CHARS = 150
 
@@ -96,7 +97,7 @@ def parse_document(doc_id: str, text: str, source: str = "") -> Document:
     seen: dict[str, int] = {}
     for heading_path, lines in sections:
         body = "\n".join(lines).strip()
-        if not body:
+        if not _COMMENT.sub("", body).strip():  # nothing, or only `<!-- markdownlint-disable … -->`
             continue
         heading = " > ".join(h for h in heading_path if h != title) if heading_path else ""
         base = f"{doc_id}#{slug(heading) if heading else 'intro'}"
