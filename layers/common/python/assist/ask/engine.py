@@ -165,7 +165,8 @@ class Engine:
                 query_kind=result.query_kind,
                 strategies=result.strategies,
             )
-        self._recognize(state, state.request.message)
+        if state.route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
+            self._recognize(state, state.request.message)
         return state
 
     def _recognize(self, state: TurnState, question: str) -> None:
