@@ -155,7 +155,8 @@ def test_the_state_machine_tasks_pass_ids_and_the_answer_task_fetches_the_text(l
 
 def test_the_retrieve_function_api_returns_the_corpus_match(llm, session_id):
     engine = build_engine(llm, client("dynamodb", llm))
-    state = tasks.classify(engine, {"session_id": session_id, "message": "How many principles are there?"})
+    request = {"session_id": session_id, "message": "How many principles are there?", "query_type": "RETRIEVAL"}
+    state = tasks.classify(engine, request)
     with serve(retrieve_app(engine)) as base:
         r = httpx.post(base + "/v1/retrieve", json=state, timeout=30)
     assert r.status_code == 200, r.text
@@ -187,3 +188,17 @@ def test_the_manifest_lives_beside_an_s3_index(base_settings, embedder, tmp_path
     ingest(adr_corpus.write(tmp_path), s, embedder, progress=False, s3=s3)
     entries = manifest.read(connect(s.index_uri, s.storage_options()), s.index_table)
     assert len(entries) == 18 * 2 + 31 + 1
+
+
+def test_a_code_request_that_says_list_is_not_a_corpus_question(api, ollama, session_id):
+    ollama.reply("def list_documents(): ...", model="main-model:1b")
+    body = {
+        "session_id": session_id,
+        "message": "Write a Python function to list all documents",
+        "query_type": "CODE_GENERATION",
+    }
+    r = httpx.post(api + "/v1/ask", json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    assert "corpus" not in [s["name"] for s in r.json()["trace"]["stages"]]
+    _, user = prompt_of(ollama)
+    assert "<corpus>" not in user
