@@ -82,7 +82,7 @@ def test_count_question_gives_the_model_every_matching_title(api, ollama, sessio
     system, user = prompt_of(ollama)
     assert "<corpus>" in user
     assert "<corpus> section lists documents" in system
-    assert "18 of them are 'adr' documents" in user
+    assert "18 of them are ADR documents" in user
     assert all(adr_corpus.adr_title(n) in user for n in adr_corpus.ADR_NUMBERS)
     st = corpus_stage(reply)
     assert (st["kind"], st["matched"], st["entries"]) == ("count", 18, 18)
@@ -170,7 +170,7 @@ def test_without_a_model_the_count_and_list_come_from_the_manifest(corpus_index,
         tasks.decode({"session_id": session_id, "message": "How many ADRs are there?"}, tasks.AskRequest)
     )
     assert "llm_unavailable" in count.degraded
-    assert "There are 18 'adr' documents" in count.answer
+    assert "There are 18 ADR documents" in count.answer
     assert "manifest" in count.answer
     listing = engine.ask(
         tasks.decode(

@@ -206,8 +206,10 @@ def line(e: Entry) -> str:
 
 
 def describe(match: CorpusMatch) -> str:
-    what = f"'{match.subject}' documents" if match.subject else "documents"
-    return what
+    """'ADR documents', 'principle documents', 'documents'."""
+    if not match.subject:
+        return "documents"
+    return f"{match.subject.upper() if len(match.subject) <= 4 else match.subject} documents"  # adr → ADR
 
 
 def section(match: CorpusMatch, corpus: Corpus) -> str:
