@@ -71,6 +71,9 @@ class Settings:
     retrieve_embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
     retrieve_similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
     retrieve_agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
+    retrieve_semantic_weight: float = 0.5  # vector's share against relaxed full text in the fusion (ADR 0039)
+    retrieve_exact_weight: float = 0.2  # the exact full-text list's weight on top (ADR 0039)
+    retrieve_hub_damping: float = 0.5  # a document referencing the whole corpus keeps 1 − this of its score
     retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
