@@ -68,6 +68,21 @@ class Chunk(msgspec.Struct):
     agreement: int = 0
 
 
+class CorpusMatch(msgspec.Struct, omit_defaults=True):
+    """A question about the corpus itself (ADR 0042), as it travels between stages: ids, never text —
+    the answer stage renders the manifest lines and fetches the named documents."""
+
+    kind: str  # enumerate | count | existence | document
+    subject: str = ""  # the identifier prefix or type asked about (`adr`), "" for all documents
+    total: int = 0  # documents in the corpus
+    matched: int = 0  # documents matching the subject (what a count answers)
+    entries: list[str] = msgspec.field(default_factory=list)  # ids of the manifest entries given, in order
+    documents: list[str] = msgspec.field(default_factory=list)  # named documents, given whole and first
+    found_by: str = ""  # identifier | title: how the named documents were found
+    mentioned: list[str] = msgspec.field(default_factory=list)  # identifiers in the question, as written
+    missing: list[str] = msgspec.field(default_factory=list)  # ... of which no document has
+
+
 class RetrievalResult(msgspec.Struct):
     chunks: list[Chunk]
     confidence: str  # very_high | high | medium | low | speculative | none
@@ -175,5 +190,6 @@ class TurnState(msgspec.Struct):
     turn: int = 0
     route: Route | None = None
     retrieval: RetrievalResult | None = None
+    corpus: CorpusMatch | None = None  # a question about the corpus itself
     stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     degraded: list[str] = msgspec.field(default_factory=list)

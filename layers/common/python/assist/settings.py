@@ -75,6 +75,8 @@ class Settings:
     retrieve_exact_weight: float = 0.2  # the exact full-text list's weight on top (ADR 0039)
     retrieve_hub_damping: float = 0.5  # a document referencing the whole corpus keeps 1 − this of its score
     retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
+    retrieve_corpus_chars: int = 12_000  # corpus questions: manifest lines given to the model, at most (ADR 0042)
+    retrieve_document_chars: int = 16_000  # a named document's text given whole up to this (ADR 0042)
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 

@@ -74,6 +74,7 @@ def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
         cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
         cast(Any, Lazy(slots)),
         retriever=lazy_retriever(settings, embedder),
+        corpus=lazy_corpus(settings),
     )
 
 
@@ -152,3 +153,15 @@ def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None =
         )
 
     return once(open_retriever)
+
+
+def lazy_corpus(settings: Settings) -> Callable[[], Any]:
+    """The index's corpus manifest (ADR 0042), read on first call, once; None when the index has none."""
+
+    def open_corpus() -> Any:
+        from assist.index.store import connect
+        from assist.retrieve.corpus import Corpus
+
+        return Corpus.open(connect(settings.index_uri, settings.storage_options()), settings.index_table)
+
+    return once(open_corpus)

@@ -42,12 +42,16 @@ from assist.contracts import (
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
+from assist.retrieve.corpus import extractive as corpus_extractive
+from assist.retrieve.corpus import recognize, section
+from assist.retrieve.documents import whole_document
 from assist.trace import stage
 
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
     from assist.memory.store import SessionStore
+    from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
     from assist.settings import Settings
 
@@ -64,6 +68,8 @@ class Context:
 
     chunks: list[Chunk]
     turns: list[Exchange] = field(default_factory=list)
+    corpus: str = ""  # the `<corpus>` section of a question about the corpus itself (ADR 0042)
+    corpus_answer: str | None = None  # its answer from the manifest alone, for when no model can answer
 
     @property
     def conversation(self) -> list[dict[str, str]]:
@@ -81,12 +87,14 @@ class Engine:
         cascade: Cascade,
         slots: ModelSlots,
         retriever: Callable[[], Retriever],
+        corpus: Callable[[], Corpus | None] | None = None,
     ) -> None:
         self.settings = settings
         self._store = store
         self._cascade = cascade
         self._slots = slots
         self._retriever = retriever  # a factory: the index is opened on first use, once
+        self._corpus = corpus  # the index's manifest, read on the first corpus question, once
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
 
@@ -160,7 +168,36 @@ class Engine:
                 query_kind=result.query_kind,
                 strategies=result.strategies,
             )
+        self._recognize(state, state.request.message)
         return state
+
+    def _recognize(self, state: TurnState, question: str) -> None:
+        """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
+        renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
+        if self._corpus is None:
+            return
+        start = time.perf_counter()
+        try:
+            match = recognize(question, self._corpus, self.settings.retrieve_corpus_chars)
+        except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
+            log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            return
+        if match is None:
+            return
+        state.corpus = match
+        state.stages.append(
+            {
+                "name": "corpus",
+                "ms": round((time.perf_counter() - start) * 1000, 2),
+                "kind": match.kind,
+                "subject": match.subject,
+                "matched": match.matched,
+                "entries": len(match.entries),
+                "documents": match.documents,
+                **({"found_by": match.found_by} if match.found_by else {}),
+                **({"missing": match.missing} if match.missing else {}),
+            }
+        )
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
@@ -217,7 +254,7 @@ class Engine:
 
         req = state.request
         route = self._route(state)
-        ctx = self._context(state)  # no I/O: `prepare` retrieved or recalled
+        ctx = self._context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
         sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
         # requested now, read after the route event: the request travels while the route goes out
         model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx)))
@@ -269,16 +306,53 @@ class Engine:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
         passages cited in them (recalled here when no earlier stage did, as on the state machine's path)."""
         if self._route(state).type is not QueryType.CONVERSATIONAL:
-            return Context(state.retrieval.chunks if state.retrieval else [])
+            ctx = Context(state.retrieval.chunks if state.retrieval else [])
+            return self._corpus_context(state, ctx) if state.corpus is not None else ctx
         if state.memory is None:
             self.recall(state)
         return Context(state.memory or [], state.conversation)
+
+    def _corpus_context(self, state: TurnState, ctx: Context) -> Context:
+        """A corpus question's context: the named documents whole and first (then the other passages),
+        and the `<corpus>` section. The budgets used go to the trace's `corpus` stage."""
+        match = state.corpus
+        assert match is not None
+        try:
+            corpus = self._corpus() if self._corpus is not None else None
+        except Exception as exc:  # the retrieve stage read it; here (another process) it may fail: passages only
+            log.warning("answer.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            corpus = None
+        if corpus is None:
+            state.degraded.append("corpus_unavailable")
+            return ctx
+        whole: list[Chunk] = []
+        budget = self.settings.retrieve_document_chars
+        for doc_id in match.documents:
+            left = budget - sum(len(c.text) for c in whole)
+            if left <= 0 and whole:
+                break
+            whole += whole_document(corpus.table, doc_id, max(left, 1), (match.found_by,) if match.found_by else ())
+        named = set(match.documents)
+        chunks = whole + [c for c in ctx.chunks if c.doc_id not in named]
+        text = section(match, corpus)
+        for st in state.stages:
+            if st.get("name") == "corpus":
+                st.update(
+                    corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
+                )
+        return Context(chunks, ctx.turns, text, corpus_extractive(match, corpus))
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
         req = state.request
         conversation = ctx.conversation if self._route(state).type is QueryType.CONVERSATIONAL else None
         return build_messages(
-            self._route(state).type, req.message, ctx.chunks, conversation, req.extra_context, req.editor_content
+            self._route(state).type,
+            req.message,
+            ctx.chunks,
+            conversation,
+            req.extra_context,
+            req.editor_content,
+            corpus=ctx.corpus,
         )
 
     def _generated(
@@ -301,6 +375,8 @@ class Engine:
             return platform_facts(state.request.extra_context)
         if route.type is QueryType.CONVERSATIONAL:
             return conversation_recap(ctx.turns)
+        if ctx.corpus_answer is not None:
+            return ctx.corpus_answer
         return extractive_answer(
             ctx.chunks, index_down=bool({"index_unavailable", "index_timeout"} & set(state.degraded))
         )

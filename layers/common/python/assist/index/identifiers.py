@@ -86,8 +86,8 @@ def document_identifiers(doc_id: str, path: str, meta: dict[str, Any], first_hea
     if stem.lower() not in out:
         out.append(stem.lower())
     leading = [_LEADING.match(stem)]
-    if num := _NUMBERED_STEM.match(stem):
-        out += [_key(k, *num.groups()) for k in kinds]
+    if num := _NUMBERED_STEM.match(stem) or leading[0]:  # `0012-…`, `ADR-008-…`: the number under each kind
+        out += [_key(k, *num.groups()[-2:]) for k in kinds]
     for name in ("id", "nav_order", "identifier"):
         value = text_field(meta, name)
         if not value:

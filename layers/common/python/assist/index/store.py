@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from assist.embed.base import check_same
 from assist.errors import AssistError
-from assist.index.chunking import DocChunk, chunk_document, doc_hash, iter_documents
+from assist.index import manifest
+from assist.index.chunking import DocChunk, doc_hash, iter_documents, parse_document
 from assist.index.lock import writer_lease
 from assist.logs import get_logger
 
@@ -106,13 +107,16 @@ def ingest(
     if not root.exists():
         raise IndexUnavailable(f"{root} does not exist")
     docs: dict[str, tuple[str, list[DocChunk]]] = {}
+    entries: dict[str, manifest.Entry] = {}
     for doc_id, path in iter_documents(root):
         text = path.read_text(encoding="utf-8", errors="replace")
-        if chunks := chunk_document(doc_id, text, source=str(path)):  # an empty file has nothing to index
-            docs[doc_id] = (doc_hash(text), chunks)
+        doc = parse_document(doc_id, text, source=str(path))
+        if doc.chunks:  # an empty file has nothing to index
+            docs[doc_id] = (doc_hash(text), doc.chunks)
+            entries[doc_id] = manifest.entry_for(doc, root=str(root if root.is_dir() else root.parent))
     if not docs:
         raise IndexUnavailable(f"no Markdown or text content under {root}")
-    return sync(docs, settings, embedder, progress, s3)
+    return sync(docs, settings, embedder, progress, s3, entries)
 
 
 def sync(
@@ -121,18 +125,25 @@ def sync(
     embedder: Embedder,
     progress: bool = True,
     s3: Any = None,
+    entries: dict[str, manifest.Entry] | None = None,
 ) -> IngestStats:
     """Make the table hold exactly these documents ({doc_id: (content hash, chunks)}): documents whose
     hash changed are replaced, missing ones deleted, unchanged ones left alone (not re-embedded).
+    The corpus manifest follows in the same run (`entries`, or ones made from the chunks: id, title).
     Runs under the index's writer lease (`lock.py`): one writer at a time."""
     with writer_lease(settings.index_uri, s3):
-        return _sync(docs, settings, embedder, progress)
+        db = connect(settings.index_uri, settings.storage_options())
+        stats = _sync(db, docs, settings, embedder, progress)
+        if entries is None:
+            entries = {d: manifest.entry_from_chunks(d, chunks) for d, (_, chunks) in docs.items()}
+        written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in docs.items()})
+        log.info("index.manifest", entries=len(entries), written=written)
+        return stats
 
 
 def _sync(
-    docs: dict[str, tuple[str, list[DocChunk]]], settings: Settings, embedder: Embedder, progress: bool
+    db: Any, docs: dict[str, tuple[str, list[DocChunk]]], settings: Settings, embedder: Embedder, progress: bool
 ) -> IngestStats:
-    db = connect(settings.index_uri, settings.storage_options())
     table = None
     if settings.index_table in db.table_names():
         table = db.open_table(settings.index_table)

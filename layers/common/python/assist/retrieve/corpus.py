@@ -1,0 +1,232 @@
+"""Questions about the corpus itself (seed 004, ADR 0042): what exists, how many, does X exist, and a
+named document ("status of ADR.0027"). They stay RETRIEVAL; this module recognises them against the
+corpus manifest and says which entries and documents the model must be given.
+
+Recognition is a cheap gate first — an identifier mention or a count/list/existence/document phrase,
+English and Spanish — and only then a look at the manifest: a count or list must be about something
+the corpus has (documents, or a type or identifier prefix of its own: "ADRs", "principios"), so
+"how many retries are there?" stays an ordinary question.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assist.contracts import CorpusMatch
+from assist.index.identifiers import mentions, prefixes
+from assist.index.manifest import read
+
+if TYPE_CHECKING:
+    from assist.index.manifest import Entry
+
+_COUNT = re.compile(r"\b(how many|number of|count (the|all|of)|cuant[oa]s|numero de)\b")
+_ENUMERATE = re.compile(
+    r"\b(list|enumerate|show (me )?(all|every)|(what|which) (\w+ ){0,4}(exist|are there|are available|do (we|you) have)"
+    r"|lista(r|me)?|enumera|muestrame tod[oa]s|(que|cuales) (\w+ ){0,4}(existen|hay))\b"
+)
+_EXISTS = re.compile(
+    r"\b(do(es)? (\S+ ){1,6}exist|is there (an?|any)|are there any|existe|hay (un|una|algun|alguna)\b)"
+)
+_DOCUMENT = re.compile(
+    r"\b(tell me about|status of|who approved|summari[sz]e|describe|what does|hablame de|estado de|quien aprobo"
+    r"|resume|resumen de)\b"
+)
+#: words that mean "documents" in general: a count or list of these is about the whole corpus
+GENERIC = {
+    "document", "doc", "page", "file", "record", "article", "entry", "source",
+    "documento", "pagina", "archivo", "registro", "articulo",
+}  # fmt: skip
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+_ID_KEY = re.compile(r"^([a-z]+)-(\d+)$")  # a document's own number, no approval-record suffix
+MIN_TITLE_CHARS = 12  # a shorter title inside a question is a coincidence more often than a name
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: 'Cuántos principios' → 'cuantos principios'."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+
+
+def _singulars(word: str) -> list[str]:
+    out = [word]
+    if word.endswith("es") and len(word) > 4:
+        out.append(word[:-2])
+    if word.endswith("s") and len(word) > 3:
+        out.append(word[:-1])
+    return out
+
+
+@dataclass
+class Corpus:
+    """The manifest of an index, looked up by identifier, subject word and title; plus the chunk table
+    the named documents are read from."""
+
+    table: Any
+    entries: list[Entry]
+    by_id: dict[str, Entry] = field(init=False)
+    keys: dict[str, list[str]] = field(init=False)  # identifier key → doc ids
+    subjects: dict[str, set[str]] = field(init=False)  # subject → doc ids of that type or numbered so
+
+    @classmethod
+    def open(cls, db: Any, index_table: str) -> Corpus | None:
+        """The index's corpus; None when the index has no manifest yet (built before manifests existed)."""
+        entries = read(db, index_table)
+        return None if entries is None else cls(db.open_table(index_table), entries)
+
+    def __post_init__(self) -> None:
+        self.by_id = {e.id: e for e in self.entries}
+        self.keys = {}
+        self.subjects = {}
+        for e in self.entries:
+            for k in e.identifiers:
+                self.keys.setdefault(k, []).append(e.id)
+                if m := _ID_KEY.match(k):
+                    self.subjects.setdefault(m.group(1), set()).add(e.id)
+        # a type (or folder) stands for its documents only when no identifier prefix of that name exists
+        typed: dict[str, set[str]] = {}
+        for e in self.entries:
+            for p in prefixes(e.type.rsplit("/", 1)[-1]) if e.type else []:
+                typed.setdefault(p, set()).add(e.id)
+        for p, ids in typed.items():
+            self.subjects.setdefault(p, ids)
+
+    def subject_of(self, question: str) -> str | None:
+        """The first word naming something the corpus has: a type or identifier prefix of its own
+        ('adr', 'principle'), else '' for documents in general; None when the question names neither."""
+        generic = False
+        for word in _WORD.findall(question):
+            names = [s for w in _singulars(word) for s in [w, *prefixes(w)] if s in self.subjects]
+            if names:  # 'decisions' may name both a folder and an id prefix: the one with more documents
+                return max(names, key=lambda s: len(self.subjects[s]))
+            generic = generic or any(w in GENERIC for w in _singulars(word))
+        return "" if generic else None
+
+    def matching(self, subject: str) -> list[Entry]:
+        if not subject:
+            return list(self.entries)
+        ids = self.subjects.get(subject, set())
+        return [e for e in self.entries if e.id in ids]
+
+    def titled(self, question: str) -> list[Entry]:
+        """Entries whose title the question quotes (the longest first)."""
+        q = fold(question)
+        hits = [e for e in self.entries if len(e.title) >= MIN_TITLE_CHARS and fold(e.title) in q]
+        return sorted(hits, key=lambda e: -len(e.title))[:1]
+
+    def companions(self, key: str) -> list[str]:
+        """Documents that go with a named one: `adr-12` → the approval record `adr-12d`."""
+        return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.keys.get(f"{key}{suffix}", [])]
+
+
+def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: int) -> CorpusMatch | None:
+    """The corpus question this is, or None for an ordinary one (the usual case, decided by a few regular
+    expressions; `corpus` is called — the manifest read, once — only past that gate)."""
+    q = fold(question)
+    keys = mentions(question)
+    count, enumerate_, exists, document = (bool(p.search(q)) for p in (_COUNT, _ENUMERATE, _EXISTS, _DOCUMENT))
+    if not (keys or count or enumerate_ or exists or document):
+        return None
+    if (corpus := corpus()) is None or not corpus.entries:
+        return None
+    found: list[str] = []
+    missing: list[str] = []
+    for k in keys:
+        if docs := corpus.keys.get(k):
+            found += [d for d in docs if d not in found]
+        elif (m := re.match(r"^([a-z]+)-", k)) and m.group(1) in corpus.subjects:
+            missing.append(k)  # a prefix the corpus uses, a number it does not have
+    written = [m.group(0) for m in re.finditer(r"[A-Za-z]{2,12}[ ._-]?\d{1,6}[A-Za-z]?", question)]
+    subject = corpus.subject_of(q)
+    if missing and not found:
+        subject = missing[0].split("-", 1)[0]
+        return _listing("existence", subject, corpus, budget_chars, written, missing)
+    if exists and subject is not None and not found:
+        return _listing("existence", subject, corpus, budget_chars, written, missing)
+    if found:
+        named = [d for k in keys for d in corpus.keys.get(k, []) + corpus.companions(k)]
+        return CorpusMatch(
+            kind="document",
+            total=len(corpus.entries),
+            documents=list(dict.fromkeys(named)),
+            entries=list(dict.fromkeys(named)),
+            found_by="identifier",
+            mentioned=written,
+            missing=missing,
+        )
+    if (count or enumerate_) and subject is not None:
+        return _listing("count" if count else "enumerate", subject, corpus, budget_chars, written, [])
+    if document and (titled := corpus.titled(question)):
+        ids = [e.id for e in titled]
+        return CorpusMatch(kind="document", total=len(corpus.entries), documents=ids, entries=ids, found_by="title")
+    return None
+
+
+def _listing(
+    kind: str, subject: str, corpus: Corpus, budget_chars: int, written: list[str], missing: list[str]
+) -> CorpusMatch:
+    matched = corpus.matching(subject)
+    given: list[str] = []
+    used = 0
+    for e in matched:
+        n = len(line(e)) + 1
+        if given and used + n > budget_chars:
+            break
+        given.append(e.id)
+        used += n
+    return CorpusMatch(
+        kind=kind,
+        subject=subject,
+        total=len(corpus.entries),
+        matched=len(matched),
+        entries=given,
+        mentioned=written,
+        missing=missing,
+    )
+
+
+def line(e: Entry) -> str:
+    """One manifest entry as one prompt line: what it is called, what it is, where it is."""
+    facts = [f"{k}: {v}" for k, v in e.fields.items()]
+    path = e.path or e.id
+    if e.type and not path.lower().startswith(f"{e.type}/"):  # a folder named in the path is not said twice
+        facts.append(f"type: {e.type}")
+    facts += [f"path: {path}"]
+    name = f"{e.label} — {e.title}" if e.label else e.title
+    return f"- {name} ({'; '.join(facts)})"
+
+
+def describe(match: CorpusMatch) -> str:
+    what = f"'{match.subject}' documents" if match.subject else "documents"
+    return what
+
+
+def section(match: CorpusMatch, corpus: Corpus) -> str:
+    """The `<corpus>` section: a header of facts the manifest establishes, then the entries given."""
+    head = [f"The index holds {match.total} documents."]
+    head += [f"No document has the identifier {m.upper()}." for m in match.missing]
+    if match.kind != "document":
+        head.append(f"{match.matched} of them are {describe(match)}" + (":" if match.entries else "."))
+        if len(match.entries) < match.matched:
+            head.append(f"(Only the first {len(match.entries)} are listed here.)")
+    lines = [line(corpus.by_id[d]) for d in match.entries if d in corpus.by_id]
+    return "<corpus>\n" + "\n".join(head + lines) + "\n</corpus>"
+
+
+def extractive(match: CorpusMatch, corpus: Corpus) -> str | None:
+    """A count, list or existence answer straight from the manifest (no model); None for a named document
+    (its passages answer it)."""
+    if match.kind == "document":
+        return None
+    names = [f"- {corpus.by_id[d].label or corpus.by_id[d].title}: {corpus.by_id[d].title}" for d in match.entries]
+    note = "The language model is unavailable, so this answer comes from the index's list of documents (its manifest)."
+    if match.kind == "existence":
+        if match.missing:
+            said = ", ".join(m.upper() for m in match.missing)
+            return f"{note}\n\nNo document with the identifier {said} exists in the index ({match.total} documents)."
+        return f"{note}\n\n{match.matched} {describe(match)} exist:\n" + "\n".join(names)
+    if match.kind == "count":
+        return f"{note}\n\nThere are {match.matched} {describe(match)} in the index:\n" + "\n".join(names)
+    return f"{note}\n\nThe index has these {match.matched} {describe(match)}:\n" + "\n".join(names)
