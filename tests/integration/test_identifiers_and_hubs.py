@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from assist.ask.build import lazy_retriever
-from assist.retrieve.search import SearchOptions
 from tests.support import adr_corpus
 
 pytestmark = pytest.mark.integration
@@ -93,9 +92,7 @@ def test_an_overview_linking_every_decision_is_a_hub_and_is_damped(overview_inde
     def overview_in_top_two(damping: float) -> int:
         r = lazy_retriever(overview_index.with_(retrieve_hub_damping=damping))()
         assert r.catalog().hubs == {"overview": 1.0}
-        return sum(
-            "overview" in list(dict.fromkeys(c.doc_id for c in r.search(q, k=10).chunks))[:2] for q in questions
-        )
+        return sum("overview" in list(dict.fromkeys(c.doc_id for c in r.search(q, k=10).chunks))[:2] for q in questions)
 
     undamped = overview_in_top_two(0.0)
     assert undamped == len(questions), "the overview holds every question's words: it crowds in undamped"

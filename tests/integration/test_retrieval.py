@@ -76,6 +76,7 @@ def test_the_fusion_weights_reach_the_fusion(table, embedder):
     assert default.query_kind == "conceptual"
     assert default.weights == {"semantic": 0.5, "lexical": 0.5, "exact": 0.2}
 
+
 def test_an_apostrophe_is_searched_as_words_not_as_a_quote(table, embedder):
     result = Retriever(table, embedder).search("what's the engine's light model?", k=3)
     assert result.query_kind != "exact_quote"

@@ -51,6 +51,7 @@ def test_document_identifiers_are_recognised_in_every_spelling():
     assert keys == {("adr-8",)}
     assert analyze("how does routing decide the type").mentions == ()
 
+
 def test_words_strip_operators_and_punctuation():
     assert words('"unbalanced - AND (x) *** a:b') == ("unbalanced", "AND", "x", "a", "b")
     assert words("-") == ()

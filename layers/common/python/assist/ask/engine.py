@@ -42,9 +42,12 @@ from assist.contracts import (
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
+from assist.memory.translate import llm_translate
+from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import extractive as corpus_extractive
 from assist.retrieve.corpus import recognize, section
 from assist.retrieve.documents import whole_document
+from assist.retrieve.language import foreign
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -148,13 +151,29 @@ class Engine:
                     st["by"] = "llm" if rewritten else "history"
                     state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
                     st["query"] = state.route.retrieval_query
+            state.route.lexical_query = self._translate(state.stages, state.route.retrieval_query)
         return state
+
+    def _translate(self, stages: list[dict[str, Any]], query: str) -> str | None:
+        """A question in another language than the index: the full-text side searches a translation (only
+        with a configured LLM; the vector side keeps the question as asked)."""
+        if not self.settings.ollama_host_explicit:
+            return None
+        lang = foreign(query, self.settings.index_language)
+        if lang is None:
+            return None
+        with stage(stages, "translate") as st:
+            translated = llm_translate(self._slots, query, self.settings.index_language)
+            st.update({"from": lang, "to": self.settings.index_language, "by": "llm" if translated else "none"})
+            if translated:
+                st["query"] = translated
+        return translated
 
     def retrieve(self, state: TurnState) -> TurnState:
         assert state.route is not None, "classify runs before retrieve"
         with stage(state.stages, "retrieve") as st:
             query = state.route.retrieval_query or state.request.message
-            search = self._submit(self._search, query)
+            search = self._submit(self._search, query, state.route.lexical_query)
             try:
                 result = search.result(timeout=self.settings.retrieve_timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
@@ -203,9 +222,10 @@ class Engine:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
-    def _search(self, query: str) -> RetrievalResult:
+    def _search(self, query: str, lexical: str | None = None) -> RetrievalResult:
         try:
-            return self._retriever().search(query, k=self.settings.retrieve_top_k)
+            analysis = analyze(lexical) if lexical else None
+            return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analysis)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
