@@ -37,7 +37,7 @@ def test_a_spanish_question_searches_an_english_translation_on_the_full_text_sid
     assert translate["from"] == "es"
     assert translate["query"] == TRANSLATION
     assert answer.route.lexical_query == TRANSLATION
-    assert answer.route.retrieval_query == QUESTION  # the vector side keeps the question as asked
+    assert answer.route.retrieval_query == QUESTION  # what was asked stays on the route
     assert "OLLAMA_MODEL_NAME_CONVERSATIONAL" in " ".join(c.text for c in answer_chunks(answer, s))
 
 

@@ -55,7 +55,7 @@ class Route(msgspec.Struct):
     model_slot: str
     model: str = ""
     retrieval_query: str | None = None
-    #: the retrieval query in the index's language, for the full-text side (a question in another language)
+    #: the retrieval query in the index's language (a question in another language): see Engine._search
     lexical_query: str | None = None
 
 

@@ -155,8 +155,8 @@ class Engine:
         return state
 
     def _translate(self, stages: list[dict[str, Any]], query: str) -> str | None:
-        """A question in another language than the index: the full-text side searches a translation (only
-        with a configured LLM; the vector side keeps the question as asked)."""
+        """A question in another language than the index gets a translation to search by (only with a
+        configured LLM)."""
         if not self.settings.ollama_host_explicit:
             return None
         lang = foreign(query, self.settings.index_language)
@@ -222,10 +222,16 @@ class Engine:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
-    def _search(self, query: str, lexical: str | None = None) -> RetrievalResult:
+    def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
+        """`translated`: the query in the index's language (`translate` stage). The full-text side searches
+        it; so does the vector side when the embedder is the English-only local one (ADR 0038 measures
+        both), while a multilingual embedder gets the question as asked."""
         try:
-            analysis = analyze(lexical) if lexical else None
-            return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analysis)
+            if translated is None:
+                return self._retriever().search(query, k=self.settings.retrieve_top_k)
+            if self.settings.embedder == "minilm":
+                query = translated
+            return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analyze(translated))
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
