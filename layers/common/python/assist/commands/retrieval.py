@@ -99,5 +99,5 @@ def run_bench(args: argparse.Namespace) -> int:
         print(f"{where}: build {r['build_s']} s")
         for name in STRATEGIES:
             print(f"  {name:<9} p50 {r[name]['p50_ms']:>8} ms   p95 {r[name]['p95_ms']:>8} ms")
-        print(f"  adaptive / rrf at p50: ×{r['adaptive']['ratio_to_rrf']} (budget ×1.5; local p50 budget 30 ms)")
+        print(f"  adaptive / rrf at p50: ×{r['adaptive']['ratio_to_rrf']} (budget ×1.2; local p50 budget 30 ms)")
     return 0
