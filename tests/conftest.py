@@ -79,3 +79,15 @@ def ollama() -> OllamaTestServer:
 def session_id(request: pytest.FixtureRequest) -> str:
     """Unique per test, so tests sharing the tables never see each other's turns."""
     return re.sub(r"[^A-Za-z0-9_.:-]", "-", f"t{next(_ids)}-{request.node.name}")[:100]
+
+
+@pytest.fixture(scope="session")
+def adr_index(base_settings: Settings, embedder, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings whose index holds the made-up architecture corpus (tests/support/adr_corpus.py)."""
+    from assist.index.store import ingest
+    from tests.support import adr_corpus
+
+    root = adr_corpus.write(tmp_path_factory.mktemp("adr-corpus"))
+    s = base_settings.with_(index_uri=str(tmp_path_factory.mktemp("adr-index")))
+    ingest(root, s, embedder, progress=False)
+    return s

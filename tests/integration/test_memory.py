@@ -22,9 +22,9 @@ class Counting:
     def __call__(self):
         return self
 
-    def search(self, query: str, k: int = 5):
+    def search(self, query: str, k: int = 5, **kwargs):
         self.searches.append(query)
-        return self._get().search(query, k)
+        return self._get().search(query, k, **kwargs)
 
     def fetch(self, ids):
         return self._get().fetch(ids)

@@ -13,7 +13,7 @@ from assist.embed.base import EmbedderError
 from assist.index.lock import LOCK_NAME, IndexBusy, writer_lease
 from assist.index.store import FTS_COLUMN, connect, ingest, open_table, refresh_indexes, schema
 from assist.retrieve import strategies as st
-from assist.retrieve.analysis import QueryKind, analyze
+from assist.retrieve.analysis import analyze
 from assist.retrieve.fusion import WeightedRRFReranker
 from assist.retrieve.search import Retriever, SearchOptions
 
@@ -64,19 +64,17 @@ def test_equal_weights_reproduce_lancedb_rrf_exactly(table, embedder):
     assert [i for i, _ in hybrid(WeightedRRFReranker(0.95, 0.05))] != [i for i, _ in ours]
 
 
-def test_the_kinds_weights_reach_the_fusion(table, embedder):
+def test_the_fusion_weights_reach_the_fusion(table, embedder):
     """Peer audit: the weights never reached the fusion (a default overwrote them)."""
-    r = Retriever(table, embedder)
     q = "how are answers streamed to the client"
-    semantic = analyze(q, {k: (0.95, 0.05) for k in QueryKind})
-    lexical = analyze(q, {k: (0.05, 0.95) for k in QueryKind})
-    a, b = r.search(q, k=8, analysis=semantic), r.search(q, k=8, analysis=lexical)
-    assert a.weights == {"semantic": 0.95, "lexical": 0.05}
-    assert b.weights == {"semantic": 0.05, "lexical": 0.95}
-    assert [c.id for c in a.chunks] != [c.id for c in b.chunks]
-    default = r.search(q, k=8)
+    semantic = Retriever(table, embedder, SearchOptions(semantic_weight=0.95)).search(q, k=8)
+    lexical = Retriever(table, embedder, SearchOptions(semantic_weight=0.05)).search(q, k=8)
+    assert semantic.weights["semantic"] == 0.95
+    assert lexical.weights == {"semantic": 0.05, "lexical": 0.95, "exact": 0.2}
+    assert [c.id for c in semantic.chunks] != [c.id for c in lexical.chunks]
+    default = Retriever(table, embedder).search(q, k=8)
     assert default.query_kind == "conceptual"
-    assert default.weights == analyze(q).weights
+    assert default.weights == {"semantic": 0.5, "lexical": 0.5, "exact": 0.2}
 
 
 def test_an_apostrophe_is_searched_as_words_not_as_a_quote(table, embedder):
@@ -87,8 +85,8 @@ def test_an_apostrophe_is_searched_as_words_not_as_a_quote(table, embedder):
 
 
 def test_bm25_lists_are_best_first(table):
-    rows = st.lexical(analyze("session memory window"))[-1].run(table, 20)
-    scores = [r["_score"] for r in rows]
+    hits = st.lexical(analyze("session memory window"))[-1].run(table, 20)
+    scores = [h.score for h in hits]
     assert len(scores) > 3
     assert scores == sorted(scores, reverse=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assist.retrieve.analysis import WEIGHTS, QueryKind, analyze, words
+from assist.retrieve.analysis import QueryKind, analyze, words
 
 
 @pytest.mark.parametrize(
@@ -45,11 +45,11 @@ def test_an_apostrophe_is_not_a_quote(query):
     assert a.phrases == ()
 
 
-def test_weights_come_from_the_table_or_the_caller():
-    a = analyze("how does routing decide the type")
-    assert (a.semantic, a.lexical) == WEIGHTS[QueryKind.CONCEPTUAL]
-    custom = {k: (0.9, 0.1) for k in QueryKind}
-    assert analyze("how does routing decide the type", custom).weights == {"semantic": 0.9, "lexical": 0.1}
+def test_document_identifiers_are_recognised_in_every_spelling():
+    """`ADR-8`, `adr 0008`, `ADR.0008` are one key; a sentence around it changes nothing."""
+    keys = {analyze(q).mentions for q in ("ADR-8", "adr 0008", "ADR.0008", "What does ADR-008 decide?")}
+    assert keys == {("adr-8",)}
+    assert analyze("how does routing decide the type").mentions == ()
 
 
 def test_words_strip_operators_and_punctuation():

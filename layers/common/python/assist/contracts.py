@@ -55,6 +55,8 @@ class Route(msgspec.Struct):
     model_slot: str
     model: str = ""
     retrieval_query: str | None = None
+    #: the retrieval query in the index's language (a question in another language): see Engine._search
+    lexical_query: str | None = None
 
 
 class Chunk(msgspec.Struct):

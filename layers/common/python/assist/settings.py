@@ -71,6 +71,10 @@ class Settings:
     retrieve_embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
     retrieve_similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
     retrieve_agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
+    retrieve_semantic_weight: float = 0.5  # vector's share against relaxed full text in the fusion (ADR 0039)
+    retrieve_exact_weight: float = 0.2  # the exact full-text list's weight on top (ADR 0039)
+    index_language: str = "en"  # the docs' language: a question in another gets a translated full-text query
+    retrieve_hub_damping: float = 0.5  # a document referencing the whole corpus keeps 1 − this of its score
     retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
     retrieve_corpus_chars: int = 12_000  # corpus questions: manifest lines given to the model, at most (ADR 0042)
     retrieve_document_chars: int = 16_000  # a named document's text given whole up to this (ADR 0042)

@@ -140,10 +140,17 @@ def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None =
     embedder = embedder or lazy_embedder(settings)
 
     def open_retriever() -> Any:
-        from assist.index.store import open_table
+        from assist.index.store import connect, open_table
+        from assist.retrieve.catalog import from_manifest
         from assist.retrieve.search import Retriever, SearchOptions
 
-        return Retriever(open_table(settings, embedder()), embedder(), SearchOptions.from_settings(settings))
+        db = connect(settings.index_uri, settings.storage_options())
+        return Retriever(
+            open_table(settings, embedder(), db),
+            embedder(),
+            SearchOptions.from_settings(settings),
+            catalog=from_manifest(db, settings.index_table),
+        )
 
     return once(open_retriever)
 

@@ -42,6 +42,9 @@ from assist.contracts import (
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
+from assist.memory.translate import llm_translate
+from assist.retrieve.analysis import analyze
+from assist.retrieve.language import foreign
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -145,13 +148,29 @@ class Engine:
                     st["by"] = "llm" if rewritten else "history"
                     state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
                     st["query"] = state.route.retrieval_query
+            state.route.lexical_query = self._translate(state.stages, state.route.retrieval_query)
         return state
+
+    def _translate(self, stages: list[dict[str, Any]], query: str) -> str | None:
+        """A question in another language than the index gets a translation to search by (only with a
+        configured LLM)."""
+        if not self.settings.ollama_host_explicit:
+            return None
+        lang = foreign(query, self.settings.index_language)
+        if lang is None:
+            return None
+        with stage(stages, "translate") as st:
+            translated = llm_translate(self._slots, query, self.settings.index_language)
+            st.update({"from": lang, "to": self.settings.index_language, "by": "llm" if translated else "none"})
+            if translated:
+                st["query"] = translated
+        return translated
 
     def retrieve(self, state: TurnState) -> TurnState:
         assert state.route is not None, "classify runs before retrieve"
         with stage(state.stages, "retrieve") as st:
             query = state.route.retrieval_query or state.request.message
-            search = self._submit(self._search, query)
+            search = self._submit(self._search, query, state.route.lexical_query)
             try:
                 result = search.result(timeout=self.settings.retrieve_timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
@@ -203,9 +222,16 @@ class Engine:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
-    def _search(self, query: str) -> RetrievalResult:
+    def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
+        """`translated`: the query in the index's language (`translate` stage). The full-text side searches
+        it; so does the vector side when the embedder is the English-only local one (ADR 0038 measures
+        both), while a multilingual embedder gets the question as asked."""
         try:
-            return self._retriever().search(query, k=self.settings.retrieve_top_k)
+            if translated is None:
+                return self._retriever().search(query, k=self.settings.retrieve_top_k)
+            if self.settings.embedder == "minilm":
+                query = translated
+            return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analyze(translated))
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])

@@ -20,6 +20,9 @@ _TOKEN = re.compile(rf"^{_ID}$")
 # in free text: not glued to a word or a path before it, not a version (`1.2.3`) after it
 _MENTION = re.compile(rf"(?<![\w.]){_ID}(?![\w]|\.\d)")
 _LEADING = re.compile(rf"^\W*{_ID}(?![\w])")
+# a title or heading cites its document's own id only as a label set apart: `ADR-0012: Use CIM`,
+# `PCP.17 — Data is owned`; `HIV-1 infection of T cells` opens with a name, not with an id
+_TITLED = re.compile(rf"^\W*{_ID}\s*(?:[:|—–]|\s-\s|\.\s|$)")
 _NUMBERED_STEM = re.compile(r"^0*(\d{1,6})([A-Za-z])?(?:[-_. ]|$)")
 # folder or type names → the identifier prefix their documents are usually cited with
 _ALIASES = {
@@ -96,7 +99,7 @@ def document_identifiers(doc_id: str, path: str, meta: dict[str, Any], first_hea
             out += [_key(k, *num.groups()) for k in kinds]
         else:
             leading.append(_TOKEN.match(value) or _LEADING.match(value))
-    leading += [_LEADING.match(text_field(meta, "title")), _LEADING.match(first_heading)]
+    leading += [_TITLED.match(text_field(meta, "title")), _TITLED.match(first_heading)]
     out += [_key(*m.groups()) for m in leading if m]
     if path:  # a file named apart from its id (a single-file index)
         out.append(Path(path).stem.lower())

@@ -41,6 +41,8 @@ class Entry(msgspec.Struct, omit_defaults=True):
     fields: dict[str, str] = msgspec.field(default_factory=dict)
     identifiers: list[str] = msgspec.field(default_factory=list)
     headings: list[str] = msgspec.field(default_factory=list)
+    #: share of the corpus's other documents this one references (index/links.py); 0 for most
+    hub: float = 0.0
 
 
 def table_name(index_table: str) -> str:
@@ -93,15 +95,15 @@ def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str
     table = db.open_table(name) if name in db.table_names() else None
     existing: dict[str, str] = {}
     if table is not None:
-        rows = table.search().select(["doc_id", "doc_hash"]).limit(None).to_arrow().to_pylist()
-        existing = {r["doc_id"]: r["doc_hash"] for r in rows}
-    changed = [d for d in entries if existing.get(d) != hashes.get(d, "")]
+        rows = table.search().select(["doc_id", "entry"]).limit(None).to_arrow().to_pylist()
+        existing = {r["doc_id"]: r["entry"] for r in rows}
+    # by the entry itself, not the document's hash: an unchanged document's hub share follows the corpus
+    encoded = {d: msgspec.json.encode(e).decode() for d, e in entries.items()}
+    changed = [d for d in entries if existing.get(d) != encoded[d]]
     removed = [d for d in existing if d not in entries]
     if not changed and not removed and table is not None:
         return 0
-    rows = [
-        {"doc_id": d, "doc_hash": hashes.get(d, ""), "entry": msgspec.json.encode(entries[d]).decode()} for d in changed
-    ]
+    rows = [{"doc_id": d, "doc_hash": hashes.get(d, ""), "entry": encoded[d]} for d in changed]
     schema = pa.schema([("doc_id", pa.string()), ("doc_hash", pa.string()), ("entry", pa.string())])
     if table is None:
         db.create_table(name, data=rows, schema=schema)

@@ -16,6 +16,7 @@ from assist.embed.base import check_same
 from assist.errors import AssistError
 from assist.index import manifest
 from assist.index.chunking import DocChunk, doc_hash, iter_documents, parse_document
+from assist.index.links import with_hubs
 from assist.index.lock import writer_lease
 from assist.logs import get_logger
 
@@ -136,6 +137,7 @@ def sync(
         stats = _sync(db, docs, settings, embedder, progress)
         if entries is None:
             entries = {d: manifest.entry_from_chunks(d, chunks) for d, (_, chunks) in docs.items()}
+        entries = with_hubs(entries, {d: chunks for d, (_, chunks) in docs.items()})
         written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in docs.items()})
         log.info("index.manifest", entries=len(entries), written=written)
         return stats

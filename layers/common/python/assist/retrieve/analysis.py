@@ -2,12 +2,13 @@
 
 Seed 002's kinds (exact quote, entity, conceptual, factual, exploratory) plus `identifier`: a code
 symbol, variable or event name (`addVar`, `ERR_429`, `OLLAMA_HOST`, `classify.decided`) is matched
-lexically first, because an embedding model knows nothing of a platform's own names. Pure
-string work, a few microseconds: no model, no I/O.
+lexically first, because an embedding model knows nothing of a platform's own names. The kind
+picks the exact strategy (phrases, symbols, or all words) and explains the search in the trace;
+the fusion weights are the same for every kind (ADR 0039: per-kind weights tuned on our docs lost
+on SciFact). Document identifiers (`ADR-8`, `adr 0008`) are recognised apart, as `mentions`, in the
+normal form the index records them in. Pure string work, a few microseconds: no model, no I/O.
 
-Lessons from a peer's audit of this design, each with a test: an apostrophe is not a quote
-(`what's`, `engine's`), and the weights chosen here are the ones the fusion uses (they travel
-in `Analysis`, nothing downstream has a default that could overwrite them).
+Lesson from a peer's audit of this design, with a test: an apostrophe is not a quote (`what's`, `engine's`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from assist.index.identifiers import mentions as identifier_mentions
 
 
 class QueryKind(StrEnum):
@@ -25,16 +28,6 @@ class QueryKind(StrEnum):
     CONCEPTUAL = "conceptual"
     EXPLORATORY = "exploratory"
 
-
-#: semantic / lexical weight per kind (docs/retrieval.md has the table and the measurement behind it)
-WEIGHTS: dict[QueryKind, tuple[float, float]] = {
-    QueryKind.EXACT_QUOTE: (0.1, 0.9),
-    QueryKind.IDENTIFIER: (0.2, 0.8),
-    QueryKind.ENTITY: (0.4, 0.6),
-    QueryKind.FACTUAL: (0.5, 0.5),
-    QueryKind.CONCEPTUAL: (0.65, 0.35),
-    QueryKind.EXPLORATORY: (0.6, 0.4),
-}
 
 # Double quotes of every common style; a single quote counts only as a pair that opens after a
 # space (or the start) and closes before a space, punctuation or the end — never inside a word.
@@ -131,8 +124,6 @@ _NOT_ENTITY = set(
 @dataclass(frozen=True)
 class Analysis:
     kind: QueryKind
-    semantic: float
-    lexical: float
     #: quoted phrases, to be matched as phrases
     phrases: tuple[str, ...] = ()
     #: code symbols and names found in the query
@@ -140,10 +131,8 @@ class Analysis:
     #: the words of the query with quotes and operators removed (what the FTS strategies search)
     words: tuple[str, ...] = field(default_factory=tuple)
     reason: str = ""
-
-    @property
-    def weights(self) -> dict[str, float]:
-        return {"semantic": self.semantic, "lexical": self.lexical}
+    #: document identifier keys the query mentions (`ADR-008` → `adr-8`), whether or not a document has them
+    mentions: tuple[str, ...] = ()
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -151,15 +140,14 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(_WORDS.findall(text))
 
 
-def analyze(query: str, weights: dict[QueryKind, tuple[float, float]] | None = None) -> Analysis:
-    table = weights or WEIGHTS
+def analyze(query: str) -> Analysis:
     phrases = tuple(p.strip() for m in _QUOTED.finditer(query) if (p := m.group("a") or m.group("b")) and words(p))
     idents = tuple(dict.fromkeys([*(b.strip() for b in _BACKTICK.findall(query)), *_IDENT.findall(query)]))
     ws = words(query)
+    ids = tuple(identifier_mentions(query))
 
     def result(kind: QueryKind, reason: str) -> Analysis:
-        sem, lex = table[kind]
-        return Analysis(kind, sem, lex, phrases, idents, ws, reason)
+        return Analysis(kind, phrases, idents, ws, reason, ids)
 
     if phrases:
         return result(QueryKind.EXACT_QUOTE, f"quoted phrase {phrases[0]!r}")

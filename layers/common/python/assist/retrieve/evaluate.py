@@ -8,16 +8,18 @@ grade, as in BEIR's pytrec_eval; only queries with at least one relevant documen
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assist.index.store import FTS_COLUMN, open_table, sync
+from assist.index.store import FTS_COLUMN, connect, open_table, sync
 from assist.logs import get_logger
 from assist.retrieve import beir
 from assist.retrieve.analysis import words
+from assist.retrieve.catalog import Catalog, from_manifest
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.stats import percentile
 
@@ -50,7 +52,12 @@ def best_chunk_order(doc_ids: Sequence[str], depth: int = DEPTH) -> list[str]:
 
 
 def searcher(
-    strategy: str, table: Any, embedder: Embedder, options: SearchOptions, chunks: int
+    strategy: str,
+    table: Any,
+    embedder: Embedder,
+    options: SearchOptions,
+    chunks: int,
+    catalog: Callable[[], Catalog] | None = None,
 ) -> Callable[[str], list[str]]:
     """A function from query text to the doc ids of its ranked chunks, for one strategy."""
     cols = ["doc_id"]
@@ -84,14 +91,14 @@ def searcher(
 
         return rrf
     if strategy == "adaptive":
-        retriever = Retriever(table, embedder, options)
+        retriever = Retriever(table, embedder, options, catalog=catalog)
         return lambda q: [c.doc_id for c in retriever.search(q, k=chunks).chunks]
     raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
 
 
 def build_index(
     corpus_path: str | Path, index_dir: str, settings: Settings, embedder: Embedder, s3: Any = None
-) -> tuple[Any, int]:
+) -> tuple[Any, int, Callable[[], Catalog]]:
     """The corpus indexed in index_dir; a rerun re-embeds only documents whose text changed (none: reused).
     `s3`: a client for the writer lease when index_dir is an `s3://` prefix."""
     corpus = beir.read_corpus(corpus_path)
@@ -100,7 +107,11 @@ def build_index(
     s = settings.with_(index_uri=index_dir, index_table="corpus")
     stats = sync(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
     log.info("eval.index", dir=index_dir, docs=stats.docs, chunks=stats.chunks, re_embedded=stats.added_docs)
-    return open_table(s, embedder), len(corpus)
+    db = connect(index_dir, s.storage_options())
+    return open_table(s, embedder, db), len(corpus), from_manifest(db, s.index_table)
+
+
+METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10")
 
 
 def evaluate(
@@ -113,42 +124,104 @@ def evaluate(
     embedder: Embedder,
     options: SearchOptions | None = None,
     s3: Any = None,
+    baseline: str | None = None,
+    per_query: str | Path | None = None,
 ) -> dict[str, Any]:
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+    """`strategy`'s figures; with `baseline`, that strategy's too, run in the same process on the same
+    queries, interleaved (each query by both, in alternating order, so the machine's swings fall on both
+    alike), with the differences (`delta`) and the p50 ratio. `per_query`: a JSON line per query to
+    triage misses by (the relevant documents' rank per strategy, the query kind, the fused top 5)."""
+    for name in (strategy, baseline):
+        if name is not None and name not in STRATEGIES:
+            raise ValueError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
     judged = beir.read_qrels(qrels)
     asked = {qid: text for qid, text in beir.read_queries(queries).items() if qid in judged}
     if not asked:
         raise beir.BeirError(f"no query of {queries} has a relevant document in {qrels}")
-    table, n_docs = build_index(corpus, index_dir, settings, embedder, s3)
-    chunks_per_doc = max(1.0, table.count_rows() / n_docs)
-    run = searcher(
-        strategy,
-        table,
-        embedder,
-        options or SearchOptions.from_settings(settings),
-        chunks=math.ceil(DEPTH * min(chunks_per_doc, 3.0)),
-    )
-    run(next(iter(asked.values())))  # warm: the first query pays for caches, not for the strategy
-    totals = {"ndcg@10": 0.0, "recall@5": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
-    times = []
-    for qid, text in asked.items():
-        start = time.perf_counter()
-        ranked = best_chunk_order(run(text))
-        times.append((time.perf_counter() - start) * 1000)
-        rels = judged[qid]
-        totals["ndcg@10"] += ndcg(ranked, rels, 10)
-        totals["recall@5"] += recall(ranked, rels, 5)
-        totals["recall@10"] += recall(ranked, rels, 10)
-        totals["recall@100"] += recall(ranked, rels, 100)
-        totals["mrr@10"] += mrr(ranked, rels, 10)
+    table, n_docs, catalog = build_index(corpus, index_dir, settings, embedder, s3)
+    chunks = math.ceil(DEPTH * min(max(1.0, table.count_rows() / n_docs), 3.0))
+    opts = options or SearchOptions.from_settings(settings)
+    names = [strategy] if baseline in (None, strategy) else [strategy, baseline]
+    runs = {n: searcher(n, table, embedder, opts, chunks, catalog) for n in names}
+    for run in runs.values():
+        run(next(iter(asked.values())))  # warm: the first query pays for caches, not for the strategy
+    totals = {n: dict.fromkeys(METRICS, 0.0) for n in names}
+    times: dict[str, list[float]] = {n: [] for n in names}
+    explainer = Retriever(table, embedder, opts, catalog=catalog) if per_query else None
+    triage = open(per_query, "w", encoding="utf-8") if per_query else None  # noqa: SIM115 - closed below
+    try:
+        for i, (qid, text) in enumerate(asked.items()):
+            rels = judged[qid]
+            ranked = {}
+            for n in names if i % 2 == 0 else names[::-1]:
+                start = time.perf_counter()
+                ranked[n] = best_chunk_order(runs[n](text))
+                times[n].append((time.perf_counter() - start) * 1000)
+            for n in names:
+                for metric, value in _metrics(ranked[n], rels).items():
+                    totals[n][metric] += value
+            if triage and explainer:
+                triage.write(json.dumps(_triage(qid, text, rels, ranked, explainer), ensure_ascii=False))
+                triage.write("\n")
+    finally:
+        if triage:
+            triage.close()
     n = len(asked)
+    results = {
+        name: {
+            "strategy": name,
+            **{k: round(v / n, 4) for k, v in totals[name].items()},
+            "p50_ms": percentile(times[name], 50),
+            "p95_ms": percentile(times[name], 95),
+            "docs": n_docs,
+            "queries": n,
+            "index_dir": index_dir,
+        }
+        for name in names
+    }
+    out = results[strategy]
+    if len(names) > 1:
+        base = results[baseline]
+        out = {
+            **out,
+            "baseline": base,
+            "delta": {k: round(out[k] - base[k], 4) for k in METRICS},
+            "p50_ratio": round(out["p50_ms"] / base["p50_ms"], 3) if base["p50_ms"] else None,
+        }
+    return out
+
+
+def _metrics(ranked: Sequence[str], rels: dict[str, int]) -> dict[str, float]:
     return {
-        "strategy": strategy,
-        **{k: round(v / n, 4) for k, v in totals.items()},
-        "p50_ms": percentile(times, 50),
-        "p95_ms": percentile(times, 95),
-        "docs": n_docs,
-        "queries": n,
-        "index_dir": index_dir,
+        "ndcg@10": ndcg(ranked, rels, 10),
+        "recall@5": recall(ranked, rels, 5),
+        "recall@10": recall(ranked, rels, 10),
+        "recall@100": recall(ranked, rels, 100),
+        "mrr@10": mrr(ranked, rels, 10),
+    }
+
+
+def _triage(
+    qid: str,
+    text: str,
+    rels: dict[str, int],
+    ranked: dict[str, list[str]],
+    retriever: Retriever,
+) -> dict[str, Any]:
+    """One query's story: where each relevant document ranked in every list, ours and the strategies'."""
+    result, lists = retriever.explain(text, k=10)
+
+    def ranks(docs: Sequence[str]) -> dict[str, int | None]:
+        order = best_chunk_order(docs)
+        return {d: (order.index(d) + 1 if d in order else None) for d in rels}
+
+    return {
+        "id": qid,
+        "text": text,
+        "kind": result.query_kind,
+        "weights": result.weights,
+        "relevant": rels,
+        "ranks": {**{n: ranks(r) for n, r in ranked.items()}, **{f"adaptive.{s}": ranks(d) for s, d in lists.items()}},
+        "top5": [{"doc_id": c.doc_id, "found_by": c.found_by, "score": c.score} for c in result.chunks[:5]],
+        "ndcg@10": {n: round(ndcg(r, rels, 10), 4) for n, r in ranked.items()},
     }

@@ -1,11 +1,17 @@
-"""Weighted reciprocal rank fusion with an agreement bonus, then a similarity floor and MMR diversity.
+"""Fusion of the strategies' lists, then a similarity floor and MMR diversity.
 
-score(d) = Σ_s (w_s / w̄) / (k + rank_s(d)) × (1 + bonus × (found(d) − 1) / (S − 1))
+The search fuses by a **convex combination of max-normalised scores** (ADR 0039):
 
-ranks start at 1, w̄ is the mean weight of the S strategies that ran, found(d) how many of them
-returned d. With equal weights and no bonus every factor is 1 and this *is* plain RRF — the
-same scores as LanceDB's `RRFReranker` (a test holds them side by side). Weights are
-relative, so (0.5, 0.5) and (1, 1) fuse alike, and changing them changes the ranking.
+score(d) = Σ_s w_s × max(0, score_s(d)) / max_d' score_s(d')   × (1 + bonus × (found(d) − 1) / (S − 1))
+
+each list's scores divided by its best (BM25 and cosine similarity both have 0 as their natural
+floor, so no per-query minimum is needed and the figure does not depend on how deep a list goes);
+a chunk a list did not return adds 0 from it. Unlike RRF it keeps score magnitudes: a BM25 hit far
+ahead of the rest stays far ahead (Bruch, Gai and Ingber, ACM TOIS 2023). Measured on our docs set
+and on SciFact train, it beats RRF on both at every weight from 0.4 to 0.6.
+
+`weighted_rrf` (Σ_s (w_s / w̄) / (k + rank_s(d)), equal weights = plain RRF, the same scores as
+LanceDB's `RRFReranker`) stays as a LanceDB reranker for anyone who runs LanceDB's own hybrid query.
 """
 
 from __future__ import annotations
@@ -57,6 +63,32 @@ def weighted_rrf(
         for f in fused.values():
             f.score *= 1 + agreement_bonus * (len(f.ranks) - 1) / spread
     # Ties keep the order of first appearance (stable sort), so results are deterministic.
+    return sorted(fused.values(), key=lambda f: -f.score)
+
+
+def convex(
+    lists: Mapping[str, Sequence[tuple[str, float]]],
+    weights: Mapping[str, float],
+    agreement_bonus: float = 0.0,
+) -> list[Fused]:
+    """Fuse (id, score) lists, best first, by the convex combination above. Every list needs a weight."""
+    missing = [s for s in lists if s not in weights]
+    if missing:
+        raise ValueError(f"no fusion weight for strategies {missing}")
+    fused: dict[str, Fused] = {}
+    for strategy, hits in lists.items():
+        best = max((score for _, score in hits), default=0.0)
+        for rank, (doc, score) in enumerate(hits, 1):
+            f = fused.setdefault(doc, Fused(doc, 0.0))
+            if strategy in f.ranks:  # an id returned twice counts once, at its best rank
+                continue
+            f.ranks[strategy] = rank
+            if best > 0:
+                f.score += weights[strategy] * max(0.0, score) / best
+    spread = len(lists) - 1
+    if agreement_bonus and spread > 0:
+        for f in fused.values():
+            f.score *= 1 + agreement_bonus * (len(f.ranks) - 1) / spread
     return sorted(fused.values(), key=lambda f: -f.score)
 
 

@@ -1,13 +1,16 @@
-"""Query-adaptive hybrid search (seed 002): analyse the query, run the strategies in parallel, fuse them
-with the query kind's weights, keep the result honest about its confidence, and never return an
-empty list without saying why.
+"""Query-adaptive hybrid search (seed 002): analyse the query, run the strategies in parallel, fuse them,
+keep the result honest about its confidence, and never return an empty list without saying why.
 
-    analyse ─► fts_exact ┐
-               fts_relaxed├─► weighted RRF + agreement ─► floor ─► MMR ─► (rerank) ─► confidence
+    analyse ─► identifier keys ─► named documents (first: `found_by: identifier`)
+            ─► fts_exact ┐
+               fts_relaxed├─► convex fusion + agreement ─► hub damping ─► floor ─► MMR ─► (rerank) ─► confidence
     embed ───► vector ────┘        nothing? fuzzy + no floor (low) ─► partial words (speculative) ─► none
 
+Strategies read ids and scores only; the passages of the k winners are read afterwards by row id.
 The query embedding has its own time budget: past it (or when the embedder fails) the search is
 full-text only and says `embedder_timeout` / `embedder_unavailable`; the next search tries again.
+The fusion weights are one setting for every query (ADR 0039: per-kind weights tuned on our docs did
+not hold on SciFact); the query kind still picks the exact strategy (phrases, symbols, all words).
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from assist.contracts import Chunk, RetrievalResult
 from assist.embed.base import EmbedderError
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
-from assist.retrieve.analysis import Analysis, QueryKind, analyze
-from assist.retrieve.fusion import RRF_K, below_floor, mmr, weighted_rrf
+from assist.retrieve.analysis import Analysis, analyze
+from assist.retrieve.catalog import Catalog
+from assist.retrieve.fusion import Fused, below_floor, convex, mmr
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -41,6 +45,7 @@ Rerank = Callable[[str, list[Chunk]], list[Chunk]]
 MIN_POOL = 20  # candidates each strategy contributes, at least: fusion needs more than the k it returns
 SUGGESTIONS = 5
 RECENT_CHUNKS = 1024  # ~1 MB of passages: what a follow-up is likely to cite again
+IDENTIFIER = "identifier"
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,12 @@ class SearchOptions:
     similarity_floor: float = 0.2
     agreement_bonus: float = 0.2
     mmr_lambda: float = 1.0
-    rrf_k: int = RRF_K
-    weights: dict[QueryKind, tuple[float, float]] | None = None  # None: analysis.WEIGHTS
+    #: vector's share against the relaxed full-text list (the convex combination's one weight)
+    semantic_weight: float = 0.5
+    #: the exact full-text list (phrases, symbols, all words), on top of the two
+    exact_weight: float = 0.2
+    #: a document referencing the whole corpus keeps 1 − this of its score (a registry page)
+    hub_damping: float = 0.5
 
     @classmethod
     def from_settings(cls, s: Settings) -> SearchOptions:
@@ -59,7 +68,14 @@ class SearchOptions:
             similarity_floor=s.retrieve_similarity_floor,
             agreement_bonus=s.retrieve_agreement_bonus,
             mmr_lambda=s.retrieve_mmr_lambda,
+            semantic_weight=s.retrieve_semantic_weight,
+            exact_weight=s.retrieve_exact_weight,
+            hub_damping=s.retrieve_hub_damping,
         )
+
+    def weights(self, strategies: list[str]) -> dict[str, float]:
+        by_name = {st.VECTOR: self.semantic_weight, st.EXACT: self.exact_weight}
+        return {n: by_name.get(n, 1.0 - self.semantic_weight) for n in strategies}
 
 
 class Retriever:
@@ -69,6 +85,7 @@ class Retriever:
         embedder: Embedder,
         options: SearchOptions | None = None,
         rerank: Rerank | None = None,
+        catalog: Callable[[], Catalog] | None = None,
     ) -> None:
         self._table = table
         self._embedder = embedder
@@ -80,6 +97,10 @@ class Retriever:
         # passages returned lately, by id: a follow-up citing them again is a dict read, not an index query
         self._recent: OrderedDict[str, Chunk] = OrderedDict()
         self._recent_lock = threading.Lock()
+        # identifier keys and hub shares per document, read once from the corpus manifest
+        self._catalog_source = catalog
+        self._catalog: Catalog | None = None
+        self._catalog_lock = threading.Lock()
 
     def fetch(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked (a lookup for cited sources, not a search): the ones this
@@ -87,8 +108,7 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
-            where = "id IN (" + ", ".join("'" + i.replace("'", "''") + "'" for i in missing) + ")"
-            rows = self._table.search().where(where).select(st.COLUMNS).limit(len(missing)).to_list()
+            rows = self._table.search().where(_in("id", missing)).select(st.COLUMNS).limit(len(missing)).to_list()
             known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
             self._remember(list(known.values()))
         return [
@@ -103,49 +123,71 @@ class Retriever:
             while len(self._recent) > RECENT_CHUNKS:
                 self._recent.popitem(last=False)
 
+    def catalog(self) -> Catalog:
+        """The corpus's identifier keys and hub shares (empty for an index without a manifest)."""
+        if self._catalog is None:
+            with self._catalog_lock:
+                if self._catalog is None:
+                    self._catalog = self._catalog_source() if self._catalog_source else Catalog()
+        return self._catalog
+
     def search(
         self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
     ) -> RetrievalResult:
         """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
+        return self._search(query, k, vector, analysis)[0]
+
+    def explain(self, query: str, k: int = 5) -> tuple[RetrievalResult, dict[str, list[str]]]:
+        """The search, and each strategy's ranked document ids (for triage: `assist eval retrieval --per-query`)."""
+        result, lists = self._search(query, k, None, None)
+        return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
+
+    def _search(
+        self, query: str, k: int, vector: np.ndarray | None, analysis: Analysis | None
+    ) -> tuple[RetrievalResult, dict[str, list[st.Hit]]]:
         started = time.perf_counter()
-        a = analysis or analyze(query, self.options.weights)
-        pool = max(MIN_POOL, 2 * k)
+        a = analysis or analyze(query)
+        pool = max(MIN_POOL, k)
         embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
-        mmr_on = self.options.mmr_lambda < 1.0  # only MMR needs the candidates' vectors: don't read them otherwise
-        running = {s.name: self._pool.submit(s.run, self._table, pool, mmr_on) for s in st.lexical(a)}
+        running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
+        named = self._named(a)
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
-            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool, mmr_on)
+            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
         lists = {name: f.result() for name, f in running.items()}
-        chunks, confidence, note = self._fuse(lists, a, k, self.options.similarity_floor), "", ""
-        if chunks:
-            confidence = _agreement_confidence(chunks[0], len(lists), degraded)
+        fused, confidence, note = self._fuse(lists, named, self.options.similarity_floor), "", ""
+        if fused:
+            confidence = "very_high" if IDENTIFIER in fused[0].ranks else ""
         else:  # the fallback cascade: each phase looser than the last
             phases = [
                 ("low", "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
                 ("speculative", "partial word matching: verify relevance", st.partial(a), 0.0),
             ]
             for level, why, extra, floor in phases:
-                more = {s.name: s.run(self._table, pool, mmr_on) for s in extra}
+                more = {s.name: s.run(self._table, pool) for s in extra}
                 lists.update(more)
                 if st.VECTOR in lists:
                     more[st.VECTOR] = lists[st.VECTOR]
-                if chunks := self._fuse(more, a, k, floor):
+                if fused := self._fuse(more, [], floor):
                     confidence, note = level, why
                     break
+        chunks = self._passages(fused, lists, k)
+        if chunks and not confidence:
+            confidence = _agreement_confidence(chunks[0], len(lists), degraded)
         if chunks and self._rerank:
             chunks = self._rerank(query, chunks)
         suggestions: list[str] = []
         if not chunks:
             confidence, note = "none", "no passage matches; try broader terms or one of the suggested topics"
             suggestions = self.suggestions(query)
+        weights = self.options.weights([st.VECTOR, st.RELAXED, st.EXACT])
         result = RetrievalResult(
             chunks=chunks,
             confidence=confidence,
             query_kind=a.kind.value,
-            weights=a.weights,
+            weights={"semantic": weights[st.VECTOR], "lexical": weights[st.RELAXED], "exact": weights[st.EXACT]},
             degraded=degraded,
-            strategies={name: len(rows) for name, rows in lists.items()},
+            strategies={name: len(hits) for name, hits in lists.items()} | ({IDENTIFIER: len(named)} if named else {}),
             note=note,
             suggestions=suggestions,
         )
@@ -154,13 +196,13 @@ class Retriever:
             n=len(chunks),
             confidence=confidence,
             query_kind=a.kind.value,
-            weights=a.weights,
+            named=named,
             strategies=result.strategies,
             degraded=degraded,
             ms=round((time.perf_counter() - started) * 1000, 2),
         )
         self._remember(chunks)
-        return result
+        return result, lists
 
     def suggestions(self, query: str) -> list[str]:
         """Document titles to try: those sharing the most letter trigrams with the query, then the shortest
@@ -171,6 +213,11 @@ class Retriever:
         grams = _trigrams(query)
         ranked = sorted(self._titles, key=lambda t: (-len(grams & _trigrams(t)), len(t), t))
         return ranked[:SUGGESTIONS]
+
+    def _named(self, a: Analysis) -> list[str]:
+        """Documents the query names by an identifier they are known by (`ADR-8` = `adr 0008`), in the
+        order named. Only a query that mentions something id-like reads the catalog."""
+        return self.catalog().named(a.mentions) if a.mentions else []
 
     def _query_vector(
         self, vector: np.ndarray | None, embedding: Future | None, started: float
@@ -187,30 +234,64 @@ class Retriever:
             log.warning("retrieve.embedder_failed", error=str(exc)[:200])
             return None, ["embedder_unavailable"]
 
-    def _fuse(self, lists: dict[str, list[dict[str, Any]]], a: Analysis, k: int, floor: float) -> list[Chunk]:
-        weights = {name: (a.semantic if name == st.VECTOR else a.lexical) for name in lists}
-        rows: dict[str, dict[str, Any]] = {}
-        for name in lists:  # the vector row carries the similarity: read it first
-            for r in lists[name]:
-                rows.setdefault(r["id"], r)
-        similarity = {r["id"]: r["_similarity"] for r in lists.get(st.VECTOR, [])}
-        fused = [
-            f
-            for f in weighted_rrf(
-                {n: [r["id"] for r in rs] for n, rs in lists.items()},
-                weights,
-                self.options.rrf_k,
-                self.options.agreement_bonus,
-            )
-            if not below_floor(f.found_by, similarity.get(f.id), floor)
-        ]
+    def _fuse(self, lists: dict[str, list[st.Hit]], named: list[str], floor: float) -> list[Fused]:
+        """Candidates best first: the named documents' best chunks, then the convex fusion of the lists,
+        hub documents damped."""
+        similarity = {h.id: h.score for h in lists.get(st.VECTOR, [])}
+        doc_of = {h.id: h.doc_id for hits in lists.values() for h in hits}
+        fused = convex(
+            {n: [(h.id, h.score) for h in hits] for n, hits in lists.items()},
+            self.options.weights(list(lists)),
+            self.options.agreement_bonus,
+        )
+        fused = [f for f in fused if not below_floor(f.found_by, similarity.get(f.id), floor)]
+        hubs = self.catalog().hubs if self.options.hub_damping else {}
+        if hubs:
+            for f in fused:
+                f.score *= 1.0 - self.options.hub_damping * hubs.get(doc_of[f.id], 0.0)
+            fused.sort(key=lambda f: -f.score)
+        if not named:
+            return fused
+        first: list[Fused] = []
+        for rank, doc in enumerate(named, 1):
+            best = next((f for f in fused if doc_of[f.id] == doc), None)
+            if best is None:  # named but found by no strategy: its opening chunk
+                hit = self._opening(doc)
+                if hit is None:
+                    continue
+                lists.setdefault(IDENTIFIER, []).append(hit)
+                doc_of[hit.id] = doc
+                best = Fused(hit.id, 0.0)
+            best.ranks = {IDENTIFIER: rank, **best.ranks}
+            first.append(best)
+        return first + [f for f in fused if f not in first]
+
+    def _opening(self, doc_id: str) -> st.Hit | None:
+        rows = (
+            self._table.search()
+            .where(f"{_in('doc_id', [doc_id])} AND ordinal = 0")
+            .select(st.HIT_COLUMNS)
+            .with_row_id(True)
+            .limit(1)
+            .to_arrow()
+            .to_pylist()
+        )
+        return st.Hit(rows[0]["id"], rows[0]["doc_id"], rows[0]["_rowid"], 0.0) if rows else None
+
+    def _passages(self, fused: list[Fused], lists: dict[str, list[st.Hit]], k: int) -> list[Chunk]:
+        """The passages of the k best (MMR: of the k most relevant and diverse among the pool), read by row id."""
         if not fused:
             return []
-        if self.options.mmr_lambda < 1.0:
-            pool = fused[: max(MIN_POOL, 2 * k)]
-            vectors = np.asarray([rows[f.id]["vector"] for f in pool], dtype=np.float32)
-            fused = [pool[i] for i in mmr([f.score for f in pool], vectors, k, self.options.mmr_lambda)]
-        return [_chunk(rows[f.id], f.score, f.found_by) for f in fused[:k]]
+        row_of = {h.id: h.row for hits in lists.values() for h in hits}
+        mmr_on = self.options.mmr_lambda < 1.0
+        picked = fused[: max(MIN_POOL, 2 * k)] if mmr_on else fused[:k]
+        columns = [*st.COLUMNS, "vector"] if mmr_on else st.COLUMNS
+        rows = {r["id"]: r for r in self._table.take_row_ids([row_of[f.id] for f in picked]).select(columns).to_list()}
+        picked = [f for f in picked if f.id in rows]  # a row deleted since the query: not returned
+        if mmr_on:
+            vectors = np.asarray([rows[f.id]["vector"] for f in picked], dtype=np.float32)
+            picked = [picked[i] for i in mmr([f.score for f in picked], vectors, k, self.options.mmr_lambda)]
+        return [_chunk(rows[f.id], f.score, f.found_by) for f in picked[:k]]
 
 
 def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
@@ -220,6 +301,10 @@ def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
     if top.agreement >= 2:
         return "high"
     return "low" if degraded else "medium"
+
+
+def _in(column: str, values: list[str]) -> str:
+    return f"{column} IN (" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
 
 
 def _trigrams(text: str) -> set[str]:

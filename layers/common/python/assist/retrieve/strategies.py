@@ -16,9 +16,19 @@ from assist.index.store import FTS_COLUMN
 if TYPE_CHECKING:
     from assist.retrieve.analysis import Analysis
 
-#: what a search reads; never the FTS copy of the text, and the vectors only when MMR compares candidates
+#: what a passage carries once chosen; never the FTS copy of the text
 COLUMNS = ["id", "doc_id", "title", "heading", "text"]
+#: what a strategy reads: ranking needs ids and scores only, passages are read for the few that win
+HIT_COLUMNS = ["id", "doc_id"]
 EXACT, RELAXED, VECTOR = "fts_exact", "fts_relaxed", "vector"
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    doc_id: str
+    row: int  # LanceDB row id: the passage is read by it
+    score: float  # BM25, or cosine similarity for the vector strategy
 
 
 @dataclass(frozen=True)
@@ -29,17 +39,18 @@ class Strategy:
     fts: Any = None  # a LanceDB FullTextQuery
     vector: Any = None  # a query vector
 
-    def run(self, table: Any, limit: int, vectors: bool = False) -> list[dict[str, Any]]:
-        """Rows best first, each with `_similarity` (vector) or `_score` (BM25); `vectors`: with their vectors."""
-        columns = [*COLUMNS, "vector"] if vectors else COLUMNS
+    def run(self, table: Any, limit: int) -> list[Hit]:
+        """Hits best first."""
         if self.vector is not None:
-            rows = table.search(self.vector).select([*columns, "_distance"]).limit(limit).to_list()
-            for r in rows:  # L2 on unit vectors → cosine similarity
-                r["_similarity"] = 1.0 - float(r["_distance"]) / 2.0
-            return rows
-        rows = table.search(self.fts, query_type="fts").select([*columns, "_score"]).limit(limit).to_list()
+            query = table.search(self.vector).select([*HIT_COLUMNS, "_distance"])
+            rows = query.with_row_id(True).limit(limit).to_arrow().to_pylist()
+            # L2 on unit vectors → cosine similarity
+            return [Hit(r["id"], r["doc_id"], r["_rowid"], 1.0 - float(r["_distance"]) / 2.0) for r in rows]
+        query = table.search(self.fts, query_type="fts").select([*HIT_COLUMNS, "_score"])
+        rows = query.with_row_id(True).limit(limit).to_arrow().to_pylist()
+        hits = [Hit(r["id"], r["doc_id"], r["_rowid"], float(r["_score"])) for r in rows]
         # BM25: higher is better. LanceDB returns them so; sort anyway, stable, so a change there cannot flip us.
-        return sorted(rows, key=lambda r: -float(r["_score"]))
+        return sorted(hits, key=lambda h: -h.score)
 
 
 def lexical(analysis: Analysis) -> list[Strategy]:
