@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,8 @@ from assist.contracts import (
     AskRequest,
     Chunk,
     Exchange,
+    Feedback,
+    FeedbackRequest,
     IntentEntry,
     QueryType,
     RetrievalResult,
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 MEMORY_SOURCES = 8
 NOT_STORED = "(account facts from extra_context, not stored)"
-TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at")
+TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at", "feedback")
 TRANSCRIPT_INTENT = ("turn", "type", "topic", "layer", "confidence")
 
 
@@ -105,6 +108,13 @@ class Engine:
             turns=[_convert(t, TRANSCRIPT_TURN, TranscriptTurn) for t in turns],
             intents=[_convert(i, TRANSCRIPT_INTENT, TranscriptIntent) for i in intents],
         )
+
+    def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
+        """Record (or replace) a person's feedback on one of their turns."""
+        fb = Feedback(rating=req.rating, at=_now(), type=req.type, comment=req.comment)
+        self._store.set_feedback(session_id, owner, turn, msgspec.to_builtins(fb))
+        log.info("feedback.recorded", session_id=session_id, turn=turn, rating=req.rating, type=req.type)
+        return fb
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
@@ -330,6 +340,7 @@ class Engine:
                 sources=[x.id for x in sources],
                 degraded=state.degraded,
                 history=state.history,
+                retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
         r = state.retrieval
@@ -361,8 +372,18 @@ class Engine:
             ms=trace["total_ms"],
         )
         return Answer(
-            answer=text, sources=sources, route=route, retrieval=retrieval, degraded=state.degraded, trace=trace
+            answer=text,
+            sources=sources,
+            route=route,
+            retrieval=retrieval,
+            degraded=state.degraded,
+            trace=trace,
+            turn=state.turn,
         )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _sources(chunks: list[Chunk]) -> list[Source]:
