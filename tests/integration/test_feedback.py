@@ -130,3 +130,43 @@ def test_the_store_refuses_feedback_on_the_header_turn(docs_index, session_id, a
     store = SessionStore(client("dynamodb", docs_index), docs_index.sessions_table, docs_index.intent_history_table)
     with pytest.raises(LookupError, match="no turn 0"):
         store.set_feedback(session_id, "local:alice", 0, {"rating": "up", "at": "2026-01-01T00:00:00.000+00:00"})
+
+
+def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_change(docs_index, tmp_path):
+    import json
+
+    from assist.aws.resources import ensure_resources
+    from assist.classify.sources import read_sources
+    from assist.contracts import AskRequest, FeedbackRequest, QueryType
+    from assist.export.labels import LabelExporter
+    from assist.export.sink import LocalSink
+
+    s = docs_index.with_(sessions_table="s-fb-export", intent_history_table="h-fb-export", export_settle_s=0.0)
+    ddb = client("dynamodb", s)
+    ensure_resources(s, ddb, client("s3", s))
+    engine = build_engine(s, ddb)
+    for n in range(3):
+        engine.ask(AskRequest(session_id="fb-export", message=f"How do I rebuild the index, take {n}?"), owner="u")
+    engine.feedback(
+        "fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="ring +34 600 123 456")
+    )
+    sink = LocalSink(tmp_path / "labels")
+    LabelExporter(s, ddb, sink).run(force=True)
+
+    def records() -> list[dict]:
+        return [json.loads(ln) for name in sink.names() for ln in sink.read(name).decode().splitlines()]
+
+    first = {r["turn"]: r for r in records()}
+    assert [first[t]["label_source"] for t in (1, 2, 3)] == ["router", "user", "router"]
+    routed = engine.transcript("fb-export", "u").turns[1].type
+    assert (first[2]["type"], first[2]["routed_type"], first[2]["revision"]) == ("PLATFORM", routed, 1)
+    assert first[2]["feedback"]["comment"] == "ring <PHONE>"
+    assert "600 123 456" not in json.dumps(records())
+
+    # the person changes their mind after the export: the next run carries the turn again, a later revision
+    engine.feedback("fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.CODE_GENERATION))
+    again = LabelExporter(s, ddb, sink).run(force=True)
+    assert again.records == 1
+    examples, _ = read_sources([str(tmp_path / "labels")])
+    # one example of the turn, whatever its revisions: the latest label
+    assert [e.label for e in examples if e.id == first[2]["id"]] == ["CODE_GENERATION"]
