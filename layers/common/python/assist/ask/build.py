@@ -74,6 +74,7 @@ def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
         cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
         cast(Any, Lazy(slots)),
         retriever=lazy_retriever(settings, embedder),
+        embedder=embedder,
     )
 
 

@@ -50,6 +50,7 @@ from assist.trace import stage
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
+    from assist.embed.base import Embedder
     from assist.memory.store import SessionStore
     from assist.retrieve.search import Retriever
     from assist.settings import Settings
@@ -84,8 +85,10 @@ class Engine:
         cascade: Cascade,
         slots: ModelSlots,
         retriever: Callable[[], Retriever],
+        embedder: Callable[[], Embedder] | None = None,
     ) -> None:
         self.settings = settings
+        self.embedder = embedder  # the classifier's and the retriever's, shared with the insights page
         self._store = store
         self._cascade = cascade
         self._slots = slots
