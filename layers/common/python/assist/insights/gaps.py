@@ -27,6 +27,7 @@ EXAMPLES = 3
 TERMS = 3
 ITERATIONS = 50
 _WORD = re.compile(r"[^\W\d_]{3,}")
+_PLACEHOLDER = re.compile(r"<[A-Z]+>")  # what redaction put in: <EMAIL> is no topic
 _STOP = frozenset(
     re.split(
         r"\s+",
@@ -70,7 +71,7 @@ def kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = ITERATIONS) -
 
 
 def words(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+    return [w for w in _WORD.findall(_PLACEHOLDER.sub(" ", text).lower()) if w not in _STOP]
 
 
 def label(members: list[str], df: Counter[str], n: int) -> str:
