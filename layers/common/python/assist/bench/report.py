@@ -29,7 +29,7 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
     moto = MotoServer().start()
     try:
         s = local_settings(settings, moto.url, None).with_(insights_max_entries=max(entries, 1))
-        ddb = client("dynamodb", s)
+        ddb = client("dynamodb", s, read_timeout=600)
         ensure_resources(s, ddb, client("s3", s))
         now = datetime.now(UTC)
         t0 = time.perf_counter()

@@ -21,7 +21,7 @@ from assist.export.redact import redact
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
 
-MAX_QUESTIONS = 2000  # the newest gap questions clustered per page
+MAX_QUESTIONS = 500  # the newest gap questions clustered per page: embedding them bounds the request
 MAX_CLUSTERS = 8
 EXAMPLES = 3
 TERMS = 3
