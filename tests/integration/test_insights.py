@@ -99,3 +99,38 @@ def test_the_window_is_read_by_day_and_counts_exactly_the_turns_created_in_it(do
     assert g.read_units < scan / 2
     capped = gather(s, ddb, 3, now=now, max_entries=10)
     assert (len(capped.entries), capped.truncated) == (10, True)
+
+
+def test_assist_report_writes_the_same_page_and_review_lists_the_turns(env, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    s, _ = env
+    assist = Path(sys.executable).parent / "assist"
+    environ = {**os.environ, **s.env_lines(), "HF_HUB_OFFLINE": "1", "LOG_LEVEL": "WARNING"}
+    out = tmp_path / "report.html"
+    r = subprocess.run(
+        [str(assist), "report", "--out", str(out), "--days", "7", "--json"],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-500:]
+    figures = json.loads(r.stdout.strip().splitlines()[-1])
+    assert (figures["questions"], figures["gap_questions"], figures["ratings"]) == (6, 6, {"down": 6})
+    assert out.read_text().startswith("<!doctype html>")
+    assert sum(g["size"] for g in figures["gaps"]) == 6
+    r = subprocess.run([str(assist), "feedback", "review"], capture_output=True, text=True, env=environ, timeout=300)
+    assert r.returncode == 0, r.stderr[-500:]
+    assert "ok#1  [" in r.stdout
+    assert "→ PLATFORM" in r.stdout
+    assert r.stdout.strip().endswith("6 thumbs-down turns in the last 7 days")
+    bad = subprocess.run(
+        [str(assist), "report", "--out", str(out), "--days", "0"], capture_output=True, text=True, env=environ
+    )
+    assert bad.returncode == 2
+    assert "1 to 90" in bad.stderr

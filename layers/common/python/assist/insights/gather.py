@@ -16,6 +16,7 @@ from typing import Any
 
 from assist.aws.capacity import query_units
 from assist.contracts import InvalidRequest
+from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.memory.store import EXPORT_DAY, EXPORT_INDEX
 
@@ -27,8 +28,8 @@ WEAK = frozenset({"low", "none"})
 NOT_SEARCHED = "not searched"
 
 
-class BadWindow(InvalidRequest):
-    """A window of days the page cannot show."""
+class BadWindow(InvalidRequest, AssistError):
+    """A window of days the page cannot show (a 400 on the route, exit 2 on the command line)."""
 
 
 def check_days(days: int) -> int:
