@@ -75,6 +75,7 @@ def test_platform_question_never_visits_retrieve(stack, session_id):
     assert ex.states == ["Classify", "RouteByType", "Answer"]
     assert ex.output["route"]["type"] == "PLATFORM"
     assert ex.output["sources"] == []
+    assert ex.output["turn"] == 1  # the turn the answer was stored under, for feedback
     assert [s["name"] for s in ex.output["trace"]["stages"]] == ["history", "classify", "generate", "persist"]
 
 
@@ -158,6 +159,7 @@ def test_answer_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, api,
     assert body["degraded"] == ["answer_failed"]
     assert body["route"]["type"] == "PLATFORM"
     assert "please send it again" in body["answer"]
+    assert body["turn"] == 0  # nothing stored, nothing to rate
     assert body["trace"]["execution"]["states"] == ["Classify", "RouteByType", "Answer", "AnswerFailed"]
 
 

@@ -132,6 +132,77 @@ def test_the_label_weight_reaches_the_fit():
     assert light < 0.5 < heavy
 
 
+# -- labels people gave through feedback (issue 17) -------------------------------------------
+def user_record(n: int, message: str, label: str, routed: str, layer: str, revision: int = 1) -> dict:
+    fb = {"rating": "down", "type": label, "at": "2026-04-10T09:13:00.000+00:00"}
+    return record(n, message, label, layer, label_source="user", routed_type=routed, revision=revision, feedback=fb)
+
+
+def test_a_user_label_is_kept_even_on_the_embedding_layers_turn_and_weighs_the_user_weight():
+    rows = parse_rows(
+        jsonl(
+            [
+                user_record(1, "show me a curl call", "CODE_GENERATION", "RETRIEVAL", "embedding"),
+                record(2, "why was I charged twice?", "PLATFORM", "llm"),
+            ]
+        ).splitlines(),
+        "l.jsonl",
+        label_weight=0.5,
+        user_label_weight=1.5,
+    )
+    assert [(e.label, e.weight) for e in rows.examples] == [("CODE_GENERATION", 1.5), ("PLATFORM", 0.5)]
+    assert "user_label" in rows.examples[0].tags
+    assert (rows.exported, rows.user_labels, dict(rows.skipped)) == (2, 1, {})
+
+
+def test_the_latest_revision_of_a_turn_wins_across_parts_and_a_withdrawn_label_removes_it(tmp_path):
+    export = tmp_path / "labels"
+    (export / "date=2026-04-10").mkdir(parents=True)
+    (export / "date=2026-04-11").mkdir()
+    (export / "date=2026-04-10/part-a.jsonl").write_text(
+        jsonl([record(1, "m1", "RETRIEVAL", "llm"), record(2, "m2", "RETRIEVAL", "embedding")])
+    )
+    later = dict(record(2, "m2", "RETRIEVAL", "embedding"), revision=2, feedback={"rating": "up", "type": None})
+    (export / "date=2026-04-11/part-b.jsonl").write_text(
+        jsonl(
+            [
+                user_record(1, "m1", "PLATFORM", "RETRIEVAL", "llm", revision=1),
+                user_record(2, "m2", "CODE_GENERATION", "RETRIEVAL", "embedding", revision=1),
+                later,  # the person took the type back: the turn is the router's own guess again
+            ]
+        )
+    )
+    examples, infos = read_sources([str(export)], label_weight=0.5, user_label_weight=2.0)
+    assert [(e.id, e.label, e.weight) for e in examples] == [("abc:1", "PLATFORM", 2.0)]
+    assert (infos[0]["user_labels"], infos[0]["user_label_weight"]) == (2, 2.0)
+    with pytest.raises(DataError, match="user label weight"):
+        read_sources([str(export)], user_label_weight=0)
+
+
+def test_user_labels_outweigh_router_labels_in_the_fit():
+    """The same message labelled one way by the router (LLM layer) and the other by people: with the defaults
+    (users 1.0, router 0.5) the people's label wins; with the weights swapped, the router's does."""
+    from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT
+
+    emb = HashEmbedder()
+    probe = "tell me about the invoice"
+    lines = jsonl(
+        [record(i, probe, "weather", "llm") for i in range(6)]
+        + [user_record(100 + i, probe, "travel", "weather", "llm") for i in range(6)]
+    ).splitlines()
+
+    def probs(label_weight: float, user_weight: float) -> dict[str, float]:
+        rows = parse_rows(lines, "l.jsonl", label_weight=label_weight, user_label_weight=user_weight).examples
+        model, _ = train(generic_rows() + rows, emb, folds=3)
+        return model.predict(emb.embed([probe])[0], probe).probs
+
+    assert USER_LABEL_WEIGHT > LABEL_WEIGHT
+    default = probs(LABEL_WEIGHT, USER_LABEL_WEIGHT)
+    assert default["travel"] > default["weather"]
+    swapped = probs(USER_LABEL_WEIGHT, LABEL_WEIGHT)
+    assert swapped["weather"] > swapped["travel"]
+
+
 # -- the gate --------------------------------------------------------------------------------
 def figures(accuracy: float, **by_label: float) -> dict:
     return {"accuracy": accuracy, "by_label": by_label}

@@ -7,11 +7,12 @@ function without a cold-start cost.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
+FEEDBACK_COMMENT_CHARS = 2000
 
 
 class QueryType(StrEnum):
@@ -120,10 +121,29 @@ class Answer(msgspec.Struct):
     retrieval: dict[str, Any] | None
     degraded: list[str]
     trace: dict[str, Any]
+    #: the session's turn number this answer was stored under (feedback names it)
+    turn: int = 0
 
 
 def to_builtins(obj: Any) -> Any:
     return msgspec.to_builtins(obj)
+
+
+class FeedbackRequest(msgspec.Struct, forbid_unknown_fields=True):
+    """A person's verdict on one answer: thumbs up or down, and optionally the type it should have had."""
+
+    rating: Literal["up", "down"]
+    type: QueryType | None = None
+    comment: Annotated[str, msgspec.Meta(max_length=FEEDBACK_COMMENT_CHARS)] | None = None
+
+
+class Feedback(msgspec.Struct, omit_defaults=True):
+    """Feedback as stored on the turn and shown in its transcript."""
+
+    rating: str
+    at: str
+    type: QueryType | None  # the type the person says the question was (None: they did not say)
+    comment: str | None = None
 
 
 class TranscriptTurn(msgspec.Struct):
@@ -134,6 +154,7 @@ class TranscriptTurn(msgspec.Struct):
     sources: list[str]
     degraded: list[str]
     created_at: str
+    feedback: Feedback | None = None
 
 
 class TranscriptIntent(msgspec.Struct):

@@ -99,6 +99,7 @@ class Settings:
     trusted_identity_header: str | None = None  # a container behind an authenticating proxy
     max_message_chars: int = 8000
     max_extra_context_chars: int = 16000
+    insights_max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
 
     # --- Logs ---------------------------------------------------------------------
     log_level: str = "INFO"

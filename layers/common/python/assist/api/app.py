@@ -14,7 +14,9 @@ from litestar.openapi import OpenAPIConfig
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
+from assist.api.feedback import feedback_routes
 from assist.api.identity import caller
+from assist.api.insights import insights_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript
 from assist.logs import get_logger
 from assist.memory.store import SessionNotFound, StoreUnavailable
@@ -51,7 +53,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
 
-    return service([ask, ask_stream, session])
+    return service([ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine)])
 
 
 def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:

@@ -75,6 +75,7 @@ def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
         cast(Any, Lazy(slots)),
         retriever=lazy_retriever(settings, embedder),
         corpus=lazy_corpus(settings),
+        embedder=embedder,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,8 @@ from assist.contracts import (
     AskRequest,
     Chunk,
     Exchange,
+    Feedback,
+    FeedbackRequest,
     IntentEntry,
     QueryType,
     RetrievalResult,
@@ -50,6 +53,7 @@ from assist.trace import stage
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
+    from assist.embed.base import Embedder
     from assist.memory.store import SessionStore
     from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
@@ -58,7 +62,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 MEMORY_SOURCES = 8
 NOT_STORED = "(account facts from extra_context, not stored)"
-TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at")
+TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at", "feedback")
 TRANSCRIPT_INTENT = ("turn", "type", "topic", "layer", "confidence")
 
 
@@ -88,8 +92,10 @@ class Engine:
         slots: ModelSlots,
         retriever: Callable[[], Retriever],
         corpus: Callable[[], Corpus | None] | None = None,
+        embedder: Callable[[], Embedder] | None = None,
     ) -> None:
         self.settings = settings
+        self.embedder = embedder  # the classifier's and the retriever's, shared with the insights page
         self._store = store
         self._cascade = cascade
         self._slots = slots
@@ -113,6 +119,13 @@ class Engine:
             turns=[_convert(t, TRANSCRIPT_TURN, TranscriptTurn) for t in turns],
             intents=[_convert(i, TRANSCRIPT_INTENT, TranscriptIntent) for i in intents],
         )
+
+    def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
+        """Record (or replace) a person's feedback on one of their turns."""
+        fb = Feedback(rating=req.rating, at=_now(), type=req.type, comment=req.comment)
+        self._store.set_feedback(session_id, owner, turn, msgspec.to_builtins(fb))
+        log.info("feedback.recorded", session_id=session_id, turn=turn, rating=req.rating, type=req.type)
+        return fb
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
@@ -435,6 +448,7 @@ class Engine:
                 sources=[x.id for x in sources],
                 degraded=state.degraded,
                 history=state.history,
+                retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
         r = state.retrieval
@@ -466,8 +480,18 @@ class Engine:
             ms=trace["total_ms"],
         )
         return Answer(
-            answer=text, sources=sources, route=route, retrieval=retrieval, degraded=state.degraded, trace=trace
+            answer=text,
+            sources=sources,
+            route=route,
+            retrieval=retrieval,
+            degraded=state.degraded,
+            trace=trace,
+            turn=state.turn,
         )
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _sources(chunks: list[Chunk]) -> list[Source]:

@@ -8,13 +8,14 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 
-def client(service: str, settings: Settings) -> Any:
+def client(service: str, settings: Settings, read_timeout: float = 10) -> Any:
+    """`read_timeout`: longer only for benchmarks, whose moto server answers a query on a 100,000-item index slowly."""
     import boto3
     from botocore.config import Config
 
     kwargs: dict[str, Any] = {
         "region_name": settings.aws_region,
-        "config": Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=10),
+        "config": Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=read_timeout),
     }
     if settings.aws_endpoint_url:
         kwargs["endpoint_url"] = settings.aws_endpoint_url

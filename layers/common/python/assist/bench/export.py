@@ -14,9 +14,17 @@ from assist.settings import Settings
 
 
 def populate(
-    settings: Settings, ddb: Any, entries: int, sessions: int, start: datetime, span: timedelta, tag: str = "bench"
+    settings: Settings,
+    ddb: Any,
+    entries: int,
+    sessions: int,
+    start: datetime,
+    span: timedelta,
+    tag: str = "bench",
+    confidences: tuple[str, ...] = (),
 ) -> None:
-    """Write N turns as the engine does (the store's own item shapes), in batches."""
+    """Write N turns as the engine does (the store's own item shapes), in batches; with `confidences`, the
+    turns' retrieval confidences cycle through them."""
     from assist.contracts import IntentEntry, QueryType
     from assist.memory.store import SessionStore, Turn
 
@@ -41,6 +49,7 @@ def populate(
             message=message,
             answer="…",
             entry=IntentEntry(QueryType.RETRIEVAL, message[:60], "llm", 1.0),
+            retrieval_confidence=confidences[n % len(confidences)] if confidences else None,
         )
         session_item, history_item = store.items(turn, at=start + step * n)
         pending[settings.sessions_table].append(session_item)

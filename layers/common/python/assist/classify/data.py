@@ -27,6 +27,8 @@ class Example:
     tags: tuple[str, ...] = field(default_factory=tuple)
     #: the row's weight in training, relative to a seed row
     weight: float = 1.0
+    #: an exported record's revision (feedback re-exports a turn): of one id, the highest is kept
+    revision: int = 0
 
     @property
     def history_types(self) -> list[str]:
@@ -38,17 +40,25 @@ class Rows:
     examples: list[Example] = field(default_factory=list)
     #: examples that came from exported label records
     exported: int = 0
+    #: exported records whose label a person gave (`label_source: "user"`)
+    user_labels: int = 0
     #: exported records left out, by reason (`self_labeled`, `fallback`)
     skipped: Counter[str] = field(default_factory=Counter)
+    #: id → revision of records left out after feedback: they still supersede that id's earlier revisions
+    withdrawn: dict[str, int] = field(default_factory=dict)
 
     def extend(self, other: Rows) -> None:
         self.examples += other.examples
         self.exported += other.exported
+        self.user_labels += other.user_labels
         self.skipped.update(other.skipped)
+        for i, rev in other.withdrawn.items():
+            self.withdrawn[i] = max(rev, self.withdrawn.get(i, 0))
 
 
-def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0) -> Rows:
-    """Rows of one JSONL text; exported label records get `label_weight`, and the embedding layer's own are left out."""
+def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0, user_label_weight: float = 1.0) -> Rows:
+    """Rows of one JSONL text; exported label records get `label_weight` (`user_label_weight` when a person gave
+    the label), and the embedding layer's own guesses are left out."""
     out = Rows()
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -56,12 +66,16 @@ def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0) -> R
         try:
             row = json.loads(line)
             if "schema" in row:  # an exported label record
-                reason = _guess(row)
+                user = _by_user(row)  # a person's label is never the model's own guess
+                reason = None if user else _guess(row)
                 if reason:
                     out.skipped[reason] += 1
+                    if rev := int(row.get("revision", 0)):
+                        out.withdrawn[str(row["id"])] = max(rev, out.withdrawn.get(str(row["id"]), 0))
                     continue
-                out.examples.append(_label_record(row, label_weight))
+                out.examples.append(_label_record(row, user_label_weight if user else label_weight))
                 out.exported += 1
+                out.user_labels += user
             else:
                 out.examples.append(_example(row, f"{Path(where).name}:{n}"))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -88,6 +102,10 @@ def _guess(record: dict) -> str | None:
     return "fallback" if record["layer"] == "fallback" else None
 
 
+def _by_user(record: dict) -> bool:
+    return record.get("label_source") == "user"
+
+
 def _history(row: dict) -> tuple[tuple[str, str], ...]:
     return tuple((str(h["type"]), str(h["topic"])) for h in row.get("history") or [])
 
@@ -98,9 +116,27 @@ def _label_record(record: dict, weight: float) -> Example:
         text=str(record["message"]),
         label=str(record["type"]),
         history=_history(record),
-        tags=("exported", f"layer:{record['layer']}"),
+        tags=("exported", f"layer:{record['layer']}", *(["user_label"] if _by_user(record) else [])),
         weight=weight,
+        revision=int(record.get("revision", 0)),
     )
+
+
+def latest_revisions(rows: Rows) -> tuple[list[Example], int]:
+    """Of an exported turn read in several revisions (feedback exports it again), the latest only, and none when
+    that one was left out; rows without revisions as they are. Returns the rows and how many were dropped."""
+    final = dict(rows.withdrawn)
+    for e in rows.examples:
+        if e.revision:
+            final[e.id] = max(e.revision, final.get(e.id, 0))
+    out, placed = [], set()
+    for e in rows.examples:
+        if e.id not in final:
+            out.append(e)
+        elif e.revision == final[e.id] and e.id not in placed:
+            out.append(e)
+            placed.add(e.id)
+    return out, len(rows.examples) - len(out)
 
 
 def _example(row: dict, where: str) -> Example:

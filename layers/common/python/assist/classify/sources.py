@@ -7,32 +7,42 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from assist.classify.data import DataError, Example, Rows, parse_rows
+from assist.classify.data import DataError, Example, Rows, latest_revisions, parse_rows
 from assist.export.sink import open_sink
+from assist.logs import get_logger
+
+log = get_logger(__name__)
 
 #: an exported label against a seed row's 1: exported labels are a model's judgement (the LLM layer's) or the
 #: caller's, not hand-checked; the promotion gate judges the result either way
 LABEL_WEIGHT = 0.5
+#: a label a person gave through feedback (`label_source: "user"`) against a seed row's 1: hand-given like a seed
+#: row, and it overrides the router's label of that turn, so it weighs twice an exported router label
+USER_LABEL_WEIGHT = 1.0
 
 
 def read_sources(
-    uris: list[str], s3: Any = None, label_weight: float = LABEL_WEIGHT
+    uris: list[str], s3: Any = None, label_weight: float = LABEL_WEIGHT, user_label_weight: float = USER_LABEL_WEIGHT
 ) -> tuple[list[Example], list[dict[str, Any]]]:
-    """The rows of every source, in order, and what training records about each."""
-    if label_weight <= 0:
-        raise DataError(
-            f"label weight {label_weight}: a weight is above 0; to train without exported labels, leave "
-            "their source out"
-        )
-    examples, infos = [], []
+    """The rows of every source, in order (of one exported turn, its latest revision only), and what training
+    records about each."""
+    for name, w in (("label weight", label_weight), ("user label weight", user_label_weight)):
+        if w <= 0:
+            raise DataError(f"{name} {w}: a weight is above 0; to train without exported labels, omit their source")
+    rows, infos = Rows(), []
     for uri in uris:
-        rows, info = read_source(uri, s3, label_weight)
-        examples += rows.examples
+        one, info = read_source(uri, s3, label_weight, user_label_weight)
+        rows.extend(one)
         infos.append(info)
+    examples, superseded = latest_revisions(rows)
+    if superseded:
+        log.info("classifier.revisions_superseded", rows=superseded)
     return examples, infos
 
 
-def read_source(uri: str, s3: Any = None, label_weight: float = LABEL_WEIGHT) -> tuple[Rows, dict[str, Any]]:
+def read_source(
+    uri: str, s3: Any = None, label_weight: float = LABEL_WEIGHT, user_label_weight: float = USER_LABEL_WEIGHT
+) -> tuple[Rows, dict[str, Any]]:
     """The rows of one `--data` source and what training records about it (`s3`: a boto3 S3 client for s3://)."""
     single = Path(uri).is_file() or (uri.startswith("s3://") and uri.endswith(".jsonl"))
     if single:
@@ -54,8 +64,10 @@ def read_source(uri: str, s3: Any = None, label_weight: float = LABEL_WEIGHT) ->
         except UnicodeDecodeError as exc:
             raise DataError(f"{where}: not UTF-8 text ({exc}); training data is JSONL") from exc
         digest.update(data)
-        rows.extend(parse_rows(text.splitlines(), where, label_weight))
+        rows.extend(parse_rows(text.splitlines(), where, label_weight, user_label_weight))
     info: dict[str, Any] = {"path": uri, "files": len(names), "rows": len(rows.examples), "sha256": digest.hexdigest()}
     if rows.exported or rows.skipped:
         info.update(exported=rows.exported, label_weight=label_weight, skipped=dict(sorted(rows.skipped.items())))
+    if rows.user_labels:
+        info.update(user_labels=rows.user_labels, user_label_weight=user_label_weight)
     return rows, info

@@ -30,6 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument(
         "--label-weight", type=float, help="weight of an exported label record; a seed row weighs 1 (default 0.5)"
     )
+    tr.add_argument(
+        "--user-label-weight",
+        type=float,
+        help="weight of an exported record whose type a person gave through feedback (default 1.0, a seed row's)",
+    )
     tr.add_argument("--c", type=float, help="inverse L2 strength of the logistic regression (default 10)")
     tr.add_argument("--threshold", type=float, help="decision threshold (default CLASSIFIER_CONFIDENCE_THRESHOLD)")
     tr.add_argument("--folds", type=int, default=5, help="cross-validation folds for calibration (default 5)")
@@ -98,14 +103,15 @@ def _s3(s: Settings, *paths: str | None) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from assist.classify.sources import LABEL_WEIGHT, read_sources
+    from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
     from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
 
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
     weight = LABEL_WEIGHT if args.label_weight is None else args.label_weight
-    examples, sources = read_sources(args.data, s3, weight)
+    user_weight = USER_LABEL_WEIGHT if args.user_label_weight is None else args.user_label_weight
+    examples, sources = read_sources(args.data, s3, weight, user_weight)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     model, metrics = train(
         examples,

@@ -165,6 +165,7 @@ class LabelExporter:
                     # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
                     "self_labeled": e["layer"] == "embedding",
                     "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
+                    **user_label(e),
                 }
             )
         return records
@@ -214,6 +215,28 @@ class LabelExporter:
             read_units=result.read_units,
         )
         return result
+
+
+def user_label(entry: dict[str, Any]) -> dict[str, Any]:
+    """What a person said about the turn. A type they picked is the record's label (`label_source: "user"`), the
+    router's stays as `routed_type`; `revision` grows with each feedback, so a reader keeps an id's highest one
+    (feedback moves the turn's export key: the next export carries the turn again). Comments are redacted."""
+    feedback = entry.get("feedback")
+    if not feedback:
+        return {"label_source": "router", "revision": 0}
+    out: dict[str, Any] = {
+        "label_source": "router",
+        "revision": int(entry.get("feedback_version", 0)),
+        "feedback": {
+            "rating": feedback["rating"],
+            "type": feedback.get("type"),
+            "at": feedback["at"],
+            **({"comment": redact(feedback["comment"])} if feedback.get("comment") else {}),
+        },
+    }
+    if feedback.get("type"):
+        out.update(label_source="user", type=feedback["type"], routed_type=entry["type"])
+    return out
 
 
 def _iso(t: datetime) -> str:

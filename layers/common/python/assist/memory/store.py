@@ -13,6 +13,7 @@ overwrite another turn.
 from __future__ import annotations
 
 import functools
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ HEADER_TURN = 0
 EXPORT_INDEX = "by-export-day"
 EXPORT_DAY = "export_day"
 EXPORT_KEY = "export_key"
+FEEDBACK_ATTEMPTS = 8
 
 
 class SessionNotFound(AssistError, LookupError):
@@ -43,6 +45,13 @@ class SessionNotFound(AssistError, LookupError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id!r} not found")
+
+
+class TurnNotFound(SessionNotFound):
+    """The caller's session has no such turn."""
+
+    def __init__(self, session_id: str, turn: int) -> None:
+        AssistError.__init__(self, f"session {session_id!r} has no turn {turn}")
 
 
 class StoreUnavailable(AssistError, RuntimeError):
@@ -91,6 +100,7 @@ class Turn:
     sources: list[str] = field(default_factory=list)
     degraded: list[str] = field(default_factory=list)
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
+    retrieval_confidence: str | None = None  # None: the turn did not search the docs
 
 
 def export_key(created_at: str, session_id: str, turn: int) -> str:
@@ -180,13 +190,7 @@ class SessionStore:
     @guarded
     def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
-        header = self._db.get_item(
-            TableName=self._sessions,
-            Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
-            ConsistentRead=True,
-        ).get("Item")
-        if not header or header.get("owner", {}).get("S") != owner:
-            raise SessionNotFound(session_id)
+        self.check_owner(session_id, owner)
         intents = self._db.query(
             TableName=self._history,
             KeyConditionExpression="session_id = :s",
@@ -195,6 +199,16 @@ class SessionStore:
             ConsistentRead=True,
         ).get("Items", [])
         return self.messages(session_id, limit=limit), [self._plain(i) for i in intents]
+
+    def check_owner(self, session_id: str, owner: str) -> None:
+        """SessionNotFound unless the session exists and is the caller's (its header item says so)."""
+        header = self._db.get_item(
+            TableName=self._sessions,
+            Key={"session_id": {"S": session_id}, "turn": {"N": str(HEADER_TURN)}},
+            ConsistentRead=True,
+        ).get("Item")
+        if not header or header.get("owner", {}).get("S") != owner:
+            raise SessionNotFound(session_id)
 
     @guarded
     def append_turn(self, turn: Turn) -> bool:
@@ -215,6 +229,68 @@ class SessionStore:
             log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
             return False
         raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
+
+    @guarded
+    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+        """Replace a turn's feedback (`{rating, type, comment?, at}`) on its sessions item and its intent-history
+        item, in one transaction conditional on the `feedback_version` just read: two concurrent writes never
+        mix their halves, the later one re-reads and replaces the earlier whole. The history item's export key
+        moves to the feedback's time, so the next label export carries the turn again, as a later revision.
+
+        Another owner's session and a missing one raise SessionNotFound; a missing turn TurnNotFound."""
+        key = {"session_id": {"S": session_id}, "turn": {"N": str(turn)}}
+        last: Exception | None = None
+        for _ in range(FEEDBACK_ATTEMPTS):
+            item = self._db.get_item(TableName=self._sessions, Key=key, ConsistentRead=True).get("Item")
+            if turn <= HEADER_TURN or not item:
+                self.check_owner(session_id, owner)  # a foreign or missing session is that, not a turn
+                raise TurnNotFound(session_id, turn)
+            if item.get("owner", {}).get("S") != owner:
+                raise SessionNotFound(session_id)
+            version = int(item.get("feedback_version", {}).get("N", "0"))
+            try:
+                self._db.transact_write_items(TransactItems=self._feedback_updates(key, owner, version, feedback))
+                return
+            except self._db.exceptions.TransactionCanceledException as exc:
+                reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+                if reasons[:1] != ["ConditionalCheckFailed"]:
+                    log.error("memory.feedback_history_missing", session_id=session_id, turn=turn, reasons=reasons)
+                    raise TurnNotFound(session_id, turn) from exc
+                last = exc
+                log.info("memory.feedback_retry", session_id=session_id, turn=turn, version=version)
+                time.sleep(random.uniform(0.005, 0.05))  # spread concurrent writers of one turn apart
+        raise StoreUnavailable("set_feedback", last or RuntimeError("no attempt"))
+
+    def _feedback_updates(
+        self, key: dict[str, Any], owner: str, version: int, feedback: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        at = feedback["at"]
+        values = {":f": self._ser.serialize(feedback), ":next": {"N": str(version + 1)}}
+        seen = "feedback_version = :v" if version else "attribute_not_exists(feedback_version)"
+        if version:
+            values[":v"] = {"N": str(version)}
+        session_update = {
+            "TableName": self._sessions,
+            "Key": key,
+            "UpdateExpression": "SET feedback = :f, feedback_version = :next",
+            "ConditionExpression": f"#o = :owner AND {seen}",
+            "ExpressionAttributeNames": {"#o": "owner"},
+            "ExpressionAttributeValues": {**values, ":owner": {"S": owner}},
+        }
+        history_update = {
+            "TableName": self._history,
+            "Key": key,
+            "UpdateExpression": "SET feedback = :f, feedback_version = :next, #d = :day, #k = :key",
+            "ConditionExpression": "attribute_exists(session_id)",
+            "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
+            "ExpressionAttributeValues": {
+                ":f": values[":f"],
+                ":next": values[":next"],
+                ":day": {"S": at[:10]},
+                ":key": {"S": export_key(at, key["session_id"]["S"], int(key["turn"]["N"]))},
+            },
+        }
+        return [{"Update": session_update}, {"Update": history_update}]
 
     def _puts(self, turn: Turn) -> list[dict[str, Any]]:
         session_item, history_item = self.items(turn)
@@ -256,6 +332,9 @@ class SessionStore:
             "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
             # the message again: the label export then reads one Query per day and no second table
             "message": turn.message,
+            # for the insights page: how well the docs answered, and what went wrong
+            "retrieval_confidence": turn.retrieval_confidence,
+            "degraded": turn.degraded,
             # the export index: "entries of day D after key K" is one Query, never a scan
             EXPORT_DAY: now[:10],
             EXPORT_KEY: export_key(now, turn.session_id, turn.number),

@@ -1,0 +1,40 @@
+"""GET /insights: the insights page (docs/insights.md), served by the local stack and the answer container."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from litestar import MediaType, Request, get
+
+from assist.api.identity import caller
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+
+
+def insights_routes(engine: Engine) -> list[Any]:
+    from assist.ask.build import Lazy, lazy_embedder
+
+    settings = engine.settings
+    embedder = engine.embedder or lazy_embedder(settings)
+
+    def connect() -> Any:
+        from assist.aws.clients import client
+
+        return client("dynamodb", settings)
+
+    dynamodb = Lazy(connect)  # boto3 on the first page, not at start-up
+
+    @get(
+        "/insights",
+        sync_to_thread=True,
+        media_type=MediaType.HTML,
+        summary="Questions per type and day, deciding layers, retrieval confidence, degraded reasons, doc gaps",
+    )
+    def insights(request: Request, days: int = 7) -> str:
+        from assist.insights.render import build
+
+        caller(request, settings)  # someone identified, as on every route
+        return build(settings, dynamodb.get(), embedder, days)[0]
+
+    return [insights]

@@ -1,0 +1,100 @@
+"""`assist report` (the insights page as a file), `assist feedback review` (thumbs-down turns to look at) and
+`assist bench report`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from assist.commands.common import emit, group, settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("report", help="the insights page (GET /insights) as one HTML file, over the last N days")
+    r.add_argument("--out", required=True, help="where to write the HTML (e.g. report.html)")
+    r.add_argument("--days", type=int, default=7, help="the window, 1-90 days (default 7)")
+    r.add_argument("--json", action="store_true", help="print the page's figures as one JSON object")
+    r.set_defaults(func=run_report)
+    fb = sub.add_parser("feedback", help="what people said about answers")
+    fbs = fb.add_subparsers(dest="feedback_cmd", required=True)
+    rv = fbs.add_parser("review", help="thumbs-down turns of the last N days, newest first, for review")
+    rv.add_argument("--days", type=int, default=7, help="the window, 1-90 days (default 7)")
+    rv.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    rv.set_defaults(func=run_review)
+    b = group(sub, "bench")
+    br = b.add_parser("report", help="insights report over N history entries: time and read units vs a full scan")
+    br.add_argument("--entries", type=int, default=100_000)
+    br.add_argument("--sessions", type=int, default=20_000)
+    br.add_argument("--days", type=int, default=7, help="the report's window (default 7)")
+    br.add_argument("--span-days", type=int, default=30, help="the seeded entries cover this many days (default 30)")
+    br.set_defaults(func=run_bench)
+
+
+def _dynamodb(s: Any) -> Any:
+    from assist.aws.clients import client
+
+    return client("dynamodb", s)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from assist.ask.build import lazy_embedder
+    from assist.insights.render import build
+
+    s = settings()
+    html, figures = build(s, _dynamodb(s), lazy_embedder(s), args.days)
+    Path(args.out).write_text(html, encoding="utf-8")
+    if args.json:
+        emit({"out": args.out, **figures})
+    else:
+        print(
+            f"{args.out}: {figures['questions']} questions over {args.days} days, "
+            f"{figures['gap_questions']} gap questions in {len(figures['gaps'])} topics "
+            f"({figures['read']['queries']} index queries, {figures['read']['read_units']} read units)"
+        )
+    return 0
+
+
+def review(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Thumbs-down turns, newest feedback first; messages and comments redacted."""
+    from assist.export.redact import redact
+
+    down = [e for e in entries if (e.get("feedback") or {}).get("rating") == "down"]
+    return [
+        {
+            "at": e["feedback"]["at"],
+            "session_id": e["session_id"],
+            "turn": int(e["turn"]),
+            "message": redact(e["message"]),
+            "routed": {"type": e["type"], "layer": e["layer"], "confidence": float(e["confidence"])},
+            "retrieval_confidence": e.get("retrieval_confidence"),
+            "user_type": e["feedback"].get("type"),
+            **({"comment": redact(e["feedback"]["comment"])} if e["feedback"].get("comment") else {}),
+        }
+        for e in sorted(down, key=lambda e: e["feedback"]["at"], reverse=True)
+    ]
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from assist.insights.gather import gather
+
+    s = settings()
+    rows = review(gather(s, _dynamodb(s), args.days).entries)
+    if args.json:
+        emit({"days": args.days, "count": len(rows), "turns": rows})
+        return 0
+    for r in rows:
+        wanted = f" → {r['user_type']}" if r["user_type"] else ""
+        sys.stdout.write(f"{r['at'][:16]}  {r['session_id']}#{r['turn']}  [{r['routed']['type']}{wanted}]  ")
+        sys.stdout.write(f"{r['message'][:100]}" + (f"  // {r['comment'][:80]}" if "comment" in r else "") + "\n")
+    sys.stdout.write(f"{len(rows)} thumbs-down turns in the last {args.days} days\n")
+    return 0
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from assist.bench.report import run as bench
+
+    emit(bench(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
+    return 0

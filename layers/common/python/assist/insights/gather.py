@@ -1,0 +1,137 @@
+"""What the insights page counts, read from the intent-history table over a window of days.
+
+One paginated Query per day on the `by-export-day` index (the label export's), newest day first, never a
+Scan: the cost follows the window's traffic, not the table's size. A turn that got feedback later sits
+under its feedback's day (feedback moves its export key), so each day's query is kept to the turns created
+in the window. `max_entries` bounds one request; a window with more says `truncated`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from assist.aws.capacity import query_units
+from assist.contracts import InvalidRequest
+from assist.errors import AssistError
+from assist.logs import get_logger
+from assist.memory.store import EXPORT_DAY, EXPORT_INDEX
+
+log = get_logger(__name__)
+MAX_DAYS = 90
+LAYERS = ("declared", "rules", "embedding", "llm", "fallback", "default")
+#: retrieval confidences that mean the docs did not answer: their questions are documentation gaps
+WEAK = frozenset({"low", "none"})
+NOT_SEARCHED = "not searched"
+
+
+class BadWindow(InvalidRequest, AssistError):
+    """A window of days the page cannot show (a 400 on the route, exit 2 on the command line)."""
+
+
+def check_days(days: int) -> int:
+    if not 1 <= days <= MAX_DAYS:
+        raise BadWindow(f"days is {days}; the window is 1 to {MAX_DAYS} days")
+    return days
+
+
+@dataclass
+class Gathered:
+    days: int
+    since: str
+    until: str
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    read_units: float = 0.0
+    queries: int = 0
+    seconds: float = 0.0
+    truncated: bool = False
+
+    # -- what the page shows ----------------------------------------------------------
+    def per_day(self) -> dict[str, Counter[str]]:
+        """Questions per day (UTC) by type, every day of the window present."""
+        start = datetime.fromisoformat(self.since).date()
+        out = {(start + timedelta(days=i)).isoformat(): Counter[str]() for i in range(self.days + 1)}
+        for e in self.entries:
+            out.setdefault(e["created_at"][:10], Counter())[e["type"]] += 1
+        return out
+
+    def counts(self, key: str, missing: str = "") -> Counter[str]:
+        return Counter(str(e.get(key) or missing) for e in self.entries)
+
+    def degraded(self) -> Counter[str]:
+        return Counter(reason for e in self.entries for reason in e.get("degraded") or [])
+
+    def ratings(self) -> Counter[str]:
+        return Counter(e["feedback"]["rating"] for e in self.entries if e.get("feedback"))
+
+    def gaps(self) -> list[dict[str, Any]]:
+        """Questions the docs did not answer: weak retrieval, or a thumbs-down; newest first."""
+        return [
+            e
+            for e in self.entries
+            if e.get("retrieval_confidence") in WEAK or (e.get("feedback") or {}).get("rating") == "down"
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        n = len(self.entries)
+        layers = self.counts("layer")
+        return {
+            "days": self.days,
+            "since": self.since,
+            "until": self.until,
+            "questions": n,
+            "truncated": self.truncated,
+            "per_day": {d: dict(c) for d, c in self.per_day().items()},
+            "layers": dict(layers.most_common()),
+            "llm_share": round(layers["llm"] / n, 4) if n else None,
+            "retrieval_confidence": dict(self.counts("retrieval_confidence", NOT_SEARCHED).most_common()),
+            "degraded": dict(self.degraded().most_common()),
+            "ratings": dict(self.ratings()),
+            "gap_questions": len(self.gaps()),
+            "read": {"queries": self.queries, "read_units": round(self.read_units, 2), "seconds": self.seconds},
+        }
+
+
+def gather(
+    settings: Any, dynamodb: Any, days: int, now: datetime | None = None, max_entries: int | None = None
+) -> Gathered:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    check_days(days)
+    t0 = time.perf_counter()
+    now = now or datetime.now(UTC)
+    since = (now - timedelta(days=days)).astimezone(UTC).isoformat(timespec="milliseconds")
+    out = Gathered(days=days, since=since, until=now.astimezone(UTC).isoformat(timespec="milliseconds"))
+    limit = max_entries or settings.insights_max_entries
+    de = TypeDeserializer()
+    day = now.astimezone(UTC).date()
+    while day.isoformat() >= since[:10] and not out.truncated:
+        kwargs: dict[str, Any] = {
+            "TableName": settings.intent_history_table,
+            "IndexName": EXPORT_INDEX,
+            "KeyConditionExpression": "#d = :d",
+            "ExpressionAttributeNames": {"#d": EXPORT_DAY},
+            "ExpressionAttributeValues": {":d": {"S": day.isoformat()}},
+            "ScanIndexForward": False,
+        }
+        while True:
+            page = dynamodb.query(**kwargs)
+            out.queries += 1
+            out.read_units += query_units(page.get("Items", []))
+            for raw in page.get("Items", []):
+                if raw["created_at"]["S"] >= since:
+                    out.entries.append({k: de.deserialize(v) for k, v in raw.items()})
+            if len(out.entries) >= limit:
+                out.truncated = "LastEvaluatedKey" in page or day.isoformat() > since[:10]
+                del out.entries[limit:]
+                break
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        day -= timedelta(days=1)
+    out.seconds = round(time.perf_counter() - t0, 3)
+    log.info("insights.gathered", days=days, entries=len(out.entries), queries=out.queries, read_units=out.read_units)
+    return out

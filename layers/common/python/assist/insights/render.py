@@ -1,0 +1,150 @@
+"""The insights page as one self-contained HTML document: inline CSS and SVG, no script, no CDN.
+
+Shared by `GET /insights` and `assist report --out report.html`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from assist.embed.base import Embedder
+    from assist.insights.gaps import Gap
+    from assist.insights.gather import Gathered
+    from assist.settings import Settings
+
+COLOURS = {
+    "RETRIEVAL": "#2b6cb0",
+    "CODE_GENERATION": "#2f855a",
+    "CONVERSATIONAL": "#b7791f",
+    "PLATFORM": "#805ad5",
+}
+OTHER = "#718096"
+BAR_W, CHART_H, LABEL_W, HBAR_W, ROW_H = 18, 160, 170, 360, 22
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:960px;padding:16px;color:#1a202c}
+h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #e2e8f0}
+.figures{display:flex;flex-wrap:wrap;gap:12px}.figures div{background:#f7fafc;padding:8px 12px;border-radius:6px}
+.figures b{display:block;font-size:1.4em}svg{max-width:100%;height:auto}text{font-size:12px;fill:#2d3748}
+.legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;width:10px;height:10px;
+margin-right:4px}.gap{border-left:4px solid #c53030;padding:4px 12px;margin:12px 0;background:#fff5f5}
+.gap ul{margin:4px 0}.note{color:#4a5568;font-size:.9em}
+"""
+
+
+def build(settings: Settings, dynamodb: Any, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
+    """The page and its figures for the last `days` days (the embedder is loaded only when there are gaps)."""
+    from assist.insights.gaps import clusters
+    from assist.insights.gather import gather
+
+    g = gather(settings, dynamodb, days)
+    questions = [e["message"] for e in g.gaps()]
+    gaps = clusters(questions, embedder()) if questions else []
+    return page(g, gaps), report(g, gaps)
+
+
+def page(g: Gathered, gaps: list[Gap]) -> str:
+    s = g.summary()
+    n = s["questions"]
+    llm = f"{s['llm_share']:.1%}" if s["llm_share"] is not None else "–"
+    down = s["ratings"].get("down", 0)
+    parts = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        '<meta name=viewport content="width=device-width,initial-scale=1">',
+        f"<title>Insights · last {g.days} days</title><style>{STYLE}</style></head><body>",
+        f"<h1>Insights · last {g.days} days</h1>",
+        f"<p class=note>{escape(s['since'][:16])} → {escape(s['until'][:16])} UTC. "
+        f"Read with {s['read']['queries']} paginated index queries ({s['read']['read_units']} read units).</p>",
+        '<div class=figures aria-label="Key figures">',
+        _figure("questions", str(n)),
+        _figure("decided by the LLM layer", llm),
+        _figure("👍 / 👎", f"{s['ratings'].get('up', 0)} / {down}"),
+        _figure("documentation gap questions", str(s["gap_questions"])),
+        "</div>",
+    ]
+    if g.truncated:
+        parts.append(f"<p class=note>Only the newest {n} questions are counted (INSIGHTS_MAX_ENTRIES).</p>")
+    parts += [
+        "<h2>Questions per day, by type</h2>",
+        _stacked(g.per_day()),
+        "<h2>Which layer decided the type</h2>",
+        _hbars(Counter(s["layers"]), "layers"),
+        "<h2>Retrieval confidence</h2>",
+        _hbars(Counter(s["retrieval_confidence"]), "retrieval confidence"),
+        "<h2>Degraded answers, by reason</h2>",
+        _hbars(Counter(s["degraded"]), "degraded reasons") if s["degraded"] else "<p>None in this window.</p>",
+        "<h2>Documentation gaps</h2>",
+        "<p class=note>Questions whose retrieval confidence was low or none, or that got a 👎, grouped by topic "
+        "(embeddings and k-means). Personal data is redacted.</p>",
+        *(_gap(x) for x in gaps),
+        "" if gaps else "<p>No gap questions in this window.</p>",
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _figure(label: str, value: str) -> str:
+    return f"<div><b>{escape(value)}</b>{escape(label)}</div>"
+
+
+def _stacked(per_day: dict[str, Counter[str]]) -> str:
+    days = sorted(per_day)
+    top = max((sum(c.values()) for c in per_day.values()), default=0) or 1
+    types = sorted({t for c in per_day.values() for t in c}, key=lambda t: (t not in COLOURS, t))
+    gap = 6
+    width = len(days) * (BAR_W + gap) + 40
+    out = [
+        f'<svg role=img aria-label="questions per day by type" viewBox="0 0 {width} {CHART_H + 40}" '
+        f'width="{width}" height="{CHART_H + 40}">',
+        f'<text x="0" y="12">{top}</text><line x1="30" y1="{CHART_H}" x2="{width}" y2="{CHART_H}" stroke="#cbd5e0"/>',
+    ]
+    for i, day in enumerate(days):
+        x, y = 34 + i * (BAR_W + gap), CHART_H
+        for t in types:
+            h = round(per_day[day][t] / top * (CHART_H - 16), 1)
+            if h:
+                y -= h
+                out.append(
+                    f'<rect x="{x}" y="{y}" width="{BAR_W}" height="{h}" fill="{COLOURS.get(t, OTHER)}">'
+                    f"<title>{day} {escape(t)}: {per_day[day][t]}</title></rect>"
+                )
+        if i % max(1, len(days) // 8) == 0:
+            out.append(f'<text x="{x}" y="{CHART_H + 16}">{day[5:]}</text>')
+    out.append("</svg>")
+    legend = "".join(f'<span><i style="background:{COLOURS.get(t, OTHER)}"></i>{escape(t)}</span>' for t in types)
+    return "".join(out) + f"<div class=legend>{legend}</div>"
+
+
+def _hbars(counts: Counter[str], what: str) -> str:
+    rows = counts.most_common()
+    if not rows:
+        return "<p>No questions in this window.</p>"
+    total, top = sum(counts.values()), rows[0][1] or 1
+    height = len(rows) * ROW_H + 4
+    out = [
+        f'<svg role=img aria-label="{escape(what)}" viewBox="0 0 {LABEL_W + HBAR_W + 90} {height}" '
+        f'width="{LABEL_W + HBAR_W + 90}" height="{height}">'
+    ]
+    for i, (name, n) in enumerate(rows):
+        y, w = i * ROW_H + 2, max(1, round(n / top * HBAR_W))
+        out.append(
+            f'<text x="0" y="{y + 14}">{escape(name or "–")}</text>'
+            f'<rect x="{LABEL_W}" y="{y}" width="{w}" height="{ROW_H - 6}" fill="#4a5568"/>'
+            f'<text x="{LABEL_W + w + 6}" y="{y + 14}">{n} ({n / total:.0%})</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _gap(g: Gap) -> str:
+    examples = "".join(f"<li>{escape(q)}</li>" for q in g.examples)
+    return f"<div class=gap><b>{escape(g.label)}</b> · {g.size} questions<ul>{examples}</ul></div>"
+
+
+def report(g: Gathered, gaps: list[Gap]) -> dict[str, Any]:
+    """The page's figures as JSON (the CLI prints them beside the file it wrote)."""
+    return {**g.summary(), "gaps": [{"label": x.label, "size": x.size, "examples": x.examples} for x in gaps]}

@@ -1,0 +1,69 @@
+"""The insights page's pure parts: k-means on unit vectors, cluster labels, the page's HTML (issue 17)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from assist.insights.gaps import clusters, kmeans, label
+from assist.insights.gather import Gathered
+from assist.insights.render import page
+
+
+class TopicEmbedder:
+    """Messages about invoices point one way, about Android another (with a little noise)."""
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        rng = np.random.default_rng(1)
+        out = []
+        for t in texts:
+            base = np.array([1.0, 0, 0]) if "invoice" in t.lower() else np.array([0, 1.0, 0])
+            out.append(base + rng.normal(0, 0.05, 3))
+        return np.array(out)
+
+
+def test_kmeans_finds_two_separated_groups_the_same_way_twice():
+    rng = np.random.default_rng(0)
+    x = np.vstack([rng.normal([5, 0], 0.1, (20, 2)), rng.normal([0, 5], 0.1, (10, 2))])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    a, _ = kmeans(x, 2)
+    b, _ = kmeans(x, 2)
+    assert sorted(Counter(a.tolist()).values()) == [10, 20]
+    assert len(set(a[:20].tolist())) == len(set(a[20:].tolist())) == 1
+    assert (a == b).all()
+
+
+def test_a_cluster_is_labelled_by_its_distinctive_words():
+    members = ["export invoices to SAP", "SAP invoice export"]
+    df = Counter({"export": 2, "invoices": 1, "sap": 2, "invoice": 1, "android": 5})
+    assert label(members, df, 7).split(" · ")[:2] == ["export", "sap"]
+
+
+def test_gap_clusters_are_sized_labelled_redacted_and_show_three_distinct_examples():
+    qs = [f"invoice export {i} mail a{i}@corp.example" for i in range(5)] + ["android offline"] * 4
+    gaps = clusters(qs, TopicEmbedder(), k=2)
+    assert [g.size for g in gaps] == [5, 4]
+    assert set(gaps[0].label.split(" · ")) == {"export", "invoice", "mail"}  # not "email" from <EMAIL>
+    assert len(gaps[0].examples) == 3
+    assert all("<EMAIL>" in q for q in gaps[0].examples)
+    assert gaps[1].examples == ["android offline"]  # the same question asked four times is one example
+
+
+def test_the_page_escapes_what_people_typed_and_needs_nothing_from_elsewhere():
+    g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
+    g.entries = [
+        {
+            "created_at": "2026-04-10T10:00:00.000+00:00",
+            "type": "RETRIEVAL",
+            "layer": "llm",
+            "message": "<script>alert(1)</script>",
+            "retrieval_confidence": "none",
+            "degraded": ["llm_timeout"],
+        }
+    ]
+    html = page(g, clusters([e["message"] for e in g.gaps()], TopicEmbedder()))
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    assert "llm_timeout" in html
+    assert "100.0%" in html  # the LLM layer decided every question
