@@ -109,7 +109,7 @@ def fit_guard(
         figures["rule"] = "Youden's J between training rows (leave-one-out) and out-of-scope rows"
         figures["out_of_scope_rows"] = len(out)
         figures["out_of_scope_abstained"] = round(float(np.mean(out < threshold)), 4)
-    threshold = round(threshold, DIGITS)
+    threshold = float(np.floor(threshold * 10**DIGITS) / 10**DIGITS)  # rounded down: the cut row still passes
     figures["threshold"] = threshold
     figures["training_rows_passed"] = round(float(np.mean(loo >= threshold)), 4)
     return centroids, threshold, figures
