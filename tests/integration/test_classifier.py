@@ -182,17 +182,26 @@ def test_a_dedicated_classifier_model_is_used_when_configured(llm_settings: Sett
     assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b"]
 
 
+#: a two-label set that is not routing: the CLI trains any label set
+BILLING_AND_WEATHER = [
+    {"text": t.format(w=w), "label": label}
+    for label, ws in {
+        "billing": ["invoice", "charge", "refund", "receipt"],
+        "weather": ["rain", "storm", "snow", "wind"],
+    }.items()
+    for w in ws
+    for t in ("tell me about the {w}", "a question on my {w}", "what about the {w} today")
+]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
 def test_the_cli_trains_and_evaluates_a_classifier_on_any_label_set(tmp_path, base_settings: Settings):
-    words = {"billing": ["invoice", "charge", "refund", "receipt"], "weather": ["rain", "storm", "snow", "wind"]}
-    rows = [
-        {"text": t.format(w=w), "label": label}
-        for label, ws in words.items()
-        for w in ws
-        for t in ("tell me about the {w}", "a question on my {w}", "what about the {w} today")
-    ]
-    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_jsonl(tmp_path / "train.jsonl", BILLING_AND_WEATHER)
     test = [{"text": "any news on the refund", "label": "billing"}, {"text": "play some jazz", "label": "music"}]
-    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in test))
+    write_jsonl(tmp_path / "test.jsonl", test)
     env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
     run = [sys.executable, "-m", "assist.cli"]
     out = tmp_path / "clf.json"
@@ -215,3 +224,40 @@ def test_the_cli_trains_and_evaluates_a_classifier_on_any_label_set(tmp_path, ba
     figures = json.loads(ev.stdout)
     assert {"accuracy", "threshold", "coverage", "selective_accuracy", "abstain_recall", "p50_ms"} <= set(figures)
     assert (figures["n_known"], figures["n_unknown"]) == (1, 1)
+
+
+def test_the_guard_abstains_on_messages_unlike_the_training_rows_through_the_cli(tmp_path, base_settings: Settings):
+    """Two classes and threshold 0.5: the top probability is always ≥ 0.5, so the probability never abstains and
+    every abstention below is the novelty guard's (ADR 0041), with the real MiniLM embedder."""
+    write_jsonl(tmp_path / "train.jsonl", BILLING_AND_WEATHER)
+    outside = ["play some jazz", "who won the football match", "recommend a novel to read"]
+    write_jsonl(tmp_path / "oos_train.jsonl", [{"text": t, "label": "oos"} for t in outside])
+    test = [
+        {"text": "any news on the refund", "label": "billing"},
+        {"text": "is it going to snow", "label": "weather"},
+        {"text": "translate good morning into italian", "label": "oos"},
+        {"text": "how many legs does a spider have", "label": "oos"},
+    ]
+    write_jsonl(tmp_path / "test.jsonl", test)
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    run = [sys.executable, "-m", "assist.cli", "classifier"]
+    for guard in ([], ["--guard-data", str(tmp_path / "oos_train.jsonl")]):
+        out = tmp_path / f"clf{len(guard)}.json"
+        train_args = ["train", "--data", str(tmp_path / "train.jsonl"), "--threshold", "0.5", "--out", str(out)]
+        trained = json.loads(
+            subprocess.run([*run, *train_args, *guard], capture_output=True, text=True, env=env, check=True).stdout
+        )
+        assert trained["classes"] == ["billing", "weather"]  # out-of-scope rows never become a class
+        assert trained["guard"]["out_of_scope_rows" if guard else "rule"]
+        ev = subprocess.run(
+            [*run, "eval", "--model", str(out), "--data", str(tmp_path / "test.jsonl"), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        figures = json.loads(ev.stdout)
+        assert (figures["n_known"], figures["n_unknown"]) == (2, 2)
+        assert figures["abstain_recall"] == 1.0, figures["guard"]
+        assert figures["guard"]["unknown_abstained"] == 2  # abstentions the probability alone would not make
+        assert (figures["accuracy"], figures["coverage"], figures["guard"]["known_abstained"]) == (1.0, 1.0, 0)

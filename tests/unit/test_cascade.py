@@ -15,8 +15,11 @@ S = Settings()
 
 
 class FixedLayer:
-    def __init__(self, label: str, p: float, inherited: float = 0.0) -> None:
-        self.pred = Prediction(label=label, p=p, probs={label: p}, inherited=inherited)
+    def __init__(self, label: str, p: float, inherited: float = 0.0, similarity: float | None = None) -> None:
+        novel = similarity is not None and similarity < 0.4
+        self.pred = Prediction(
+            label=label, p=p, probs={label: p}, inherited=inherited, similarity=similarity, novel=novel
+        )
         self.calls = 0
         self.embedded: list[str] = []
 
@@ -101,6 +104,22 @@ def test_without_an_llm_decision_the_embedding_best_class_decides_as_fallback(ll
     route = cascade(FixedLayer("CONVERSATIONAL", 0.61), llm).classify("en menos palabras", [])
     assert (route.layer, route.type, route.confidence) == ("fallback", QueryType.CONVERSATIONAL, 0.61)
     assert route.reason == f"fallback: {why}; embedding best p=0.61"
+
+
+def test_a_confident_prediction_on_a_message_unlike_the_training_rows_is_not_decided_by_the_embedding_layer():
+    assert (
+        cascade(FixedLayer("PLATFORM", 0.97, similarity=0.6)).classify("am I near my quota?", []).layer == "embedding"
+    )
+    route = cascade(FixedLayer("PLATFORM", 0.97, similarity=0.2)).classify("play some jazz", [])
+    assert (route.layer, route.type, route.confidence) == ("fallback", QueryType.PLATFORM, 0.97)
+    assert (
+        route.reason
+        == "fallback: llm off (OLLAMA_HOST unset); embedding best p=0.97, unlike its training (similarity 0.20)"
+    )
+    llm = FixedLLM(LLMDecision(QueryType.CONVERSATIONAL, 1, "m"))
+    asked = cascade(FixedLayer("PLATFORM", 0.97, similarity=0.2), llm).classify("play some jazz", [])
+    assert (asked.layer, llm.calls) == ("llm", 1)
+    assert asked.reason.endswith("embedding best PLATFORM p=0.97 but unlike its training (similarity 0.20)")
 
 
 def test_history_lines_are_type_and_60_char_topic_of_the_last_six_turns():

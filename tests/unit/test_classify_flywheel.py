@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from assist.classify.data import DataError, Example, examples_digest, parse_rows
+from assist.classify.data import DataError, Example, convert_clinc, examples_digest, parse_rows, read_examples
 from assist.classify.model import ModelError
 from assist.classify.promote import gate
 from assist.classify.registry import Registry, RegistryError
@@ -72,6 +72,20 @@ def test_a_broken_record_names_its_line():
         parse_rows(
             [json.dumps(record(1, "a", "PLATFORM", "llm")), '{"schema": 1, "message": "no type"}'], "labels.jsonl"
         )
+
+
+def test_clinc150_json_becomes_one_text_label_file_per_split_and_a_wrong_file_is_named(tmp_path):
+    src = tmp_path / "clinc.json"
+    src.write_text(json.dumps({"train": [["book a flight", "book_flight"]], "oos_train": [["sing to me", "oos"]]}))
+    written = convert_clinc(src, tmp_path / "out")
+    assert written == {str(tmp_path / "out/train.jsonl"): 1, str(tmp_path / "out/oos_train.jsonl"): 1}
+    (oos,) = read_examples(tmp_path / "out/oos_train.jsonl")
+    assert (oos.text, oos.label) == ("sing to me", "oos")
+    src.write_text(json.dumps([["book a flight", "book_flight"]]))
+    with pytest.raises(DataError, match=r"clinc.json: expected CLINC150's \{split: \[\[text, intent\]"):
+        convert_clinc(src, tmp_path / "out")
+    with pytest.raises(DataError, match="no such file"):
+        convert_clinc(tmp_path / "missing.json", tmp_path / "out")
 
 
 def test_a_weight_other_than_one_changes_the_training_data_hash_and_one_does_not():

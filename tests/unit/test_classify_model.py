@@ -20,7 +20,7 @@ from assist.classify.model import (
     resolve,
     softmax,
 )
-from assist.classify.train import head_label, history_prior, train
+from assist.classify.train import fit_guard, head_label, history_prior, train
 from assist.embed.base import EmbedderMismatch
 
 
@@ -228,3 +228,50 @@ def test_topic_folds_hold_out_whole_clusters_and_cross_validation_reports_both_s
     assert len(result["topic_clustered"]["accuracy_per_run"]) == 2
     assert result["topic_clustered_first_rows"]["n"] == 36
     assert result["history_prior"] is None  # {text, label} rows: no reference heads
+
+
+def test_the_guard_scores_each_training_row_without_itself_and_separates_out_of_scope_rows():
+    # two classes along two axes; each class's rows fan out a little, one row of class a is far from the rest
+    a = [[1.0, 0.1, 0.0], [1.0, -0.1, 0.0], [1.0, 0.0, 0.1], [0.3, 0.0, 1.0]]
+    b = [[0.1, 1.0, 0.0], [-0.1, 1.0, 0.0], [0.0, 1.0, 0.1]]
+    vectors = np.array(a + b)
+    labels = ["a"] * 4 + ["b"] * 3
+    centroids, threshold, figures = fit_guard(vectors, labels, np.ones(7), ["a", "b"])
+    assert np.allclose(np.linalg.norm(centroids, axis=1), 1.0)
+    # without out-of-scope rows every training row passes; the atypical row sets the bar, judged without itself
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    others = unit[:3].sum(axis=0)
+    assert threshold == pytest.approx(unit[3] @ others / np.linalg.norm(others), abs=1e-6)
+    assert figures["training_rows_passed"] == 1.0
+    # with out-of-scope rows along the third axis, the cut moves between them and the typical rows
+    oos = np.array([[0.0, 0.0, 1.0], [0.1, 0.1, 1.0]])
+    _, cut, figures = fit_guard(vectors, labels, np.ones(7), ["a", "b"], oos)
+    assert figures["out_of_scope_abstained"] == 1.0
+    assert figures["training_rows_passed"] == pytest.approx(6 / 7, abs=1e-4)
+    assert cut > threshold
+
+
+def test_a_message_below_the_guard_threshold_is_novel_whatever_its_probability(generic_model, tmp_path):
+    model = ClassifierModel.load(str(generic_model.save(tmp_path / "m.json")))
+    assert model.centroids is not None
+    assert model.centroids.shape == (3, HashEmbedder.dim)
+    e = HashEmbedder()
+    known = model.predict(e.embed(["tell me about the invoice"])[0], "tell me about the invoice")
+    assert known.similarity > model.guard_threshold
+    assert not known.novel
+    assert known.decides(model.threshold) == (known.p >= model.threshold)
+    # a vector orthogonal to every centroid: no class is near, whatever the linear model says
+    far = np.linalg.svd(model.centroids)[2][-1]
+    pred = model.predict(far, "tell me about the invoice")
+    assert pred.similarity == pytest.approx(0.0, abs=1e-6)
+    assert pred.novel
+    assert not pred.decides(0.0)
+
+
+def test_an_artifact_without_a_guard_still_loads_and_never_calls_a_message_novel(generic_model):
+    doc = {k: v for k, v in generic_model.doc.items() if k != "guard"}
+    model = ClassifierModel(doc)
+    pred = model.predict(HashEmbedder().embed(["any news on storm"])[0], "any news on storm")
+    assert (model.guard_threshold, pred.similarity, pred.novel) == (None, None, False)
+    with pytest.raises(ModelError, match="guard centroids"):
+        ClassifierModel({**generic_model.doc, "guard": {"threshold": 0.1, "centroids": [[0.0] * 4]}})

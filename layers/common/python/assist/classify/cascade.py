@@ -89,10 +89,17 @@ class Cascade:
     def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None) -> Route:
         s = self._settings
         threshold = s.classifier_confidence_threshold
-        if pred is not None and pred.p >= threshold:
+        if pred is not None and pred.decides(threshold):
             return route_for(QueryType(pred.label), "embedding", pred.p, _embedding_reason(pred, threshold), s)
         if pred is not None:
-            log.info("classify.embedding_abstained", p=round(pred.p, 4), threshold=threshold, best=pred.label)
+            log.info(
+                "classify.embedding_abstained",
+                p=round(pred.p, 4),
+                threshold=threshold,
+                best=pred.label,
+                novel=pred.novel,
+                similarity=None if pred.similarity is None else round(pred.similarity, 4),
+            )
 
         if self._llm is None:
             why = "llm off (OLLAMA_HOST unset)"
@@ -106,11 +113,13 @@ class Cascade:
                 reason = f"llm: {decision.type.value} (history {len(history)} entries"
                 reason += ", after a retry)" if decision.attempts > 1 else ")"
                 if pred is not None:
-                    reason += f"; embedding best {pred.label} p={pred.p:.2f} < {threshold:.2f}"
+                    reason += f"; embedding best {pred.label} {_abstention(pred, threshold)}"
                 return route_for(decision.type, "llm", 1.0, reason, s)
 
         if pred is not None:
             reason = f"fallback: {why}; embedding best p={pred.p:.2f}"
+            if pred.novel:
+                reason += f", unlike its training (similarity {pred.similarity:.2f})"
             return route_for(QueryType(pred.label), "fallback", pred.p, reason, s)
         reason = f"fallback: {why}; no embedding model; documentation by default"
         return route_for(QueryType.RETRIEVAL, "fallback", NO_CLASSIFIER_CONFIDENCE, reason, s)
@@ -121,3 +130,10 @@ def _embedding_reason(pred: Prediction, threshold: float) -> str:
     if pred.inherited >= pred.p / 2:
         reason += f"; a reference to the previous {pred.label} turn"
     return reason
+
+
+def _abstention(pred: Prediction, threshold: float) -> str:
+    """Why the embedding layer did not decide: too unsure, or a message unlike its training rows (ADR 0041)."""
+    if pred.novel and pred.p >= threshold:
+        return f"p={pred.p:.2f} but unlike its training (similarity {pred.similarity:.2f})"
+    return f"p={pred.p:.2f} < {threshold:.2f}"

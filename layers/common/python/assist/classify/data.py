@@ -160,3 +160,26 @@ def examples_digest(examples: list[Example]) -> str:
         h.update(json.dumps(seen, ensure_ascii=False).encode())
         h.update(b"\n")
     return h.hexdigest()
+
+
+def convert_clinc(path: str | Path, out_dir: str | Path) -> dict[str, int]:
+    """CLINC150's one JSON document (`{"train": [[text, intent], ...], "oos_train": ..., "test": ...}`) as one
+    `{"text", "label"}` JSONL per split in `out_dir`; returns the rows written per file. Out-of-scope rows keep
+    their intent `oos`: a label outside the model's classes, so `classifier eval` counts them as to abstain on,
+    and they are given to training only as `--guard-data` (docs/routing.md)."""
+    p, out = Path(path), Path(out_dir)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+        splits = {str(k): [(str(text), str(label)) for text, label in rows] for k, rows in doc.items()}
+    except FileNotFoundError as exc:
+        raise DataError(f"{p}: no such file") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError, TypeError, ValueError) as exc:
+        raise DataError(f"{p}: expected CLINC150's {{split: [[text, intent], ...]}} JSON: {exc}") from exc
+    out.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for split, rows in splits.items():
+        target = out / f"{split}.jsonl"
+        with target.open("w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"text": t, "label": lab}, ensure_ascii=False) + "\n" for t, lab in rows)
+        written[str(target)] = len(rows)
+    return written

@@ -67,11 +67,12 @@ def eval_routing(cascade: Cascade, examples: list[Example]) -> dict[str, Any]:
 def eval_classifier(
     model: ClassifierModel, embedder: Embedder, examples: list[Example], threshold: float | None = None
 ) -> dict[str, Any]:
-    """Rows whose label is not among the model's classes should be abstained on (p < threshold)."""
+    """Rows whose label is not among the model's classes should be abstained on (p < threshold, or novel to the
+    guard); the guard's own abstentions are counted apart."""
     th = model.threshold if threshold is None else threshold
     embedder.embed(["warm-up"])
     known: list[tuple[Example, Any]] = []
-    unknown_p: list[float] = []
+    unknown: list[Any] = []
     times = []
     for e in examples:
         start = time.perf_counter()
@@ -80,19 +81,28 @@ def eval_classifier(
         if e.label in model.classes:
             known.append((e, pred))
         else:
-            unknown_p.append(pred.p)
+            unknown.append(pred)
     ok = [p.label == e.label for e, p in known]
     top = [p.p for _, p in known]
+    novel = [p.novel for _, p in known]
     out: dict[str, Any] = {
         "accuracy": round(sum(ok) / len(ok), 4) if ok else None,
         "threshold": th,
-        **selective(top, ok, th),
-        "abstain_recall": round(sum(p < th for p in unknown_p) / len(unknown_p), 4) if unknown_p else None,
+        **selective(top, ok, th, novel),
+        "abstain_recall": round(sum(not p.decides(th) for p in unknown) / len(unknown), 4) if unknown else None,
+        "guard": {
+            "threshold": model.guard_threshold,
+            # abstentions the guard made that the probability alone would not have
+            "known_abstained": sum(p.novel and p.p >= th for _, p in known),
+            "unknown_abstained": sum(p.novel and p.p >= th for p in unknown),
+        }
+        if model.guard_threshold is not None
+        else None,
         "p50_ms": percentile(times, 50),
         "p95_ms": percentile(times, 95),
         "n": len(examples),
         "n_known": len(known),
-        "n_unknown": len(unknown_p),
+        "n_unknown": len(unknown),
         "reliability": reliability(top, ok),
         "confusion": confusion([e.label for e, _ in known], [p.label for _, p in known], list(model.classes)),
         "model": {"path": model.source, "version": model.version, "embedder": model.embedder_id},

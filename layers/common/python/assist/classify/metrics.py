@@ -36,9 +36,14 @@ def ece(confidence: Sequence[float], correct: Sequence[bool]) -> float:
     return round(sum(r["n"] / n * abs(r["mean_p"] - r["accuracy"]) for r in reliability(confidence, correct)), 4)
 
 
-def selective(confidence: Sequence[float], correct: Sequence[bool], threshold: float) -> dict[str, float | None]:
+def selective(
+    confidence: Sequence[float], correct: Sequence[bool], threshold: float, novel: Sequence[bool] | None = None
+) -> dict[str, float | None]:
+    """Coverage and accuracy of the rows decided: top probability ≥ threshold and, with a guard, not novel."""
     conf, ok = np.asarray(confidence, dtype=float), np.asarray(correct, dtype=bool)
     decided = conf >= threshold
+    if novel is not None:
+        decided &= ~np.asarray(novel, dtype=bool)
     return {
         "coverage": round(float(decided.mean()), 4) if len(conf) else 0.0,
         "selective_accuracy": round(float(ok[decided].mean()), 4) if decided.any() else None,

@@ -14,6 +14,12 @@ references to a type the history does not end with are impossible and drop out. 
 only decide between types when the message itself reads as a reference to that turn; a
 self-contained message gets no weight from it, whatever the history holds (ADR 0010). Artifacts
 trained before ADR 0015 have one untyped `@inherit` output, whose whole probability goes to that turn.
+
+The novelty guard (ADR 0041): the artifact may carry one unit centroid of the training embeddings per class and a
+similarity threshold. A message whose embedding is less similar than that to every centroid is unlike anything the
+model was trained on: its prediction is `novel`, and the embedding layer abstains on it whatever its probability
+(a linear model's probabilities say which known class is nearest, not whether any is near). Artifacts without a
+`guard` have none.
 """
 
 from __future__ import annotations
@@ -126,6 +132,14 @@ class Prediction:
     inherited: float = 0.0
     #: the version of the model that made it (models are swapped while a container runs)
     model_version: str = ""
+    #: the message embedding's highest cosine to a class centroid (None: the artifact has no novelty guard)
+    similarity: float | None = None
+    #: below the guard's threshold: unlike any class the model was trained on
+    novel: bool = False
+
+    def decides(self, threshold: float) -> bool:
+        """The embedding layer decides: confident enough, and the message is like its training rows."""
+        return self.p >= threshold and not self.novel
 
 
 class ClassifierModel:
@@ -157,8 +171,16 @@ class ClassifierModel:
                 block = Block({t: i for i, t in enumerate(spec["vocab"])}, np.asarray(spec["idf"], dtype=np.float64))
                 self.blocks.append((name, block, float(spec["weight"]), offset))
                 offset += len(block)
+            guard = doc.get("guard")
+            self.centroids = np.asarray(guard["centroids"], dtype=np.float64) if guard else None
+            self.guard_threshold = float(guard["threshold"]) if guard else None
         except (KeyError, TypeError, ValueError) as exc:  # a truncated or hand-edited document
             raise ModelError(f"{source} is an incomplete {FORMAT} artifact ({exc!r}); retrain it") from exc
+        if self.centroids is not None and self.centroids.shape != (len(self.classes), self.embedder_dim):
+            raise ModelError(
+                f"{source}: guard centroids are {self.centroids.shape}, "
+                f"expected {(len(self.classes), self.embedder_dim)}"
+            )
         if self.coef.shape != (len(self.heads), offset):
             raise ModelError(f"{source}: coefficients are {self.coef.shape}, features say {(len(self.heads), offset)}")
         self.version = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
@@ -180,8 +202,15 @@ class ClassifierModel:
     def head_probs(self, logits: np.ndarray) -> np.ndarray:
         return softmax(logits / self.temperature)
 
+    def similarity(self, vector: np.ndarray) -> float | None:
+        """The highest cosine between the message embedding and a class centroid, or None without a guard."""
+        if self.centroids is None:
+            return None
+        return float((self.centroids @ vector).max() / max(float(np.linalg.norm(vector)), 1e-12))
+
     def predict(self, vector: np.ndarray, text: str, history_types: Sequence[str] = ()) -> Prediction:
         hp = self.head_probs(self.logits(vector, text))[None, :]
+        similarity = self.similarity(vector)
         probs, inherited = resolve(hp, self.heads, self.classes, [previous_type(history_types)], self.history_prior)
         i = int(probs[0].argmax())
         label = self.classes[i]
@@ -192,6 +221,8 @@ class ClassifierModel:
             probs={c: float(v) for c, v in zip(self.classes, probs[0], strict=True)},
             inherited=share,
             model_version=self.version,
+            similarity=similarity,
+            novel=similarity is not None and similarity < self.guard_threshold,
         )
 
     # -- reading and writing ----------------------------------------------------------

@@ -8,7 +8,9 @@
 3. Grouped, stratified K-fold cross-validation gives out-of-fold logits; one temperature fitted on
    them calibrates the probabilities (ADR 0011). The final model is fitted on every row. Rows carry a
    weight (exported labels count less than seed rows, see `data.py`) in both fits.
-4. The artifact is built, re-loaded, and the held-out set (if any) is scored by the artifact
+4. The novelty guard (ADR 0041): one centroid of the embeddings per class, and a similarity threshold set from the
+   training rows' leave-one-out similarities (and, when given, messages out of scope: `fit_guard`).
+5. The artifact is built, re-loaded, and the held-out set (if any) is scored by the artifact
    itself, so the reported figures are those of the file that ships.
 """
 
@@ -44,6 +46,10 @@ WEIGHTS = {"embedding": 1.0, "words": 1.0, "chars": 1.0}
 DEFAULT_C = 10.0
 MIN_DF = 2
 DIGITS = 6
+#: without out-of-scope rows, the guard passes every training row (leave-one-out): it refuses only messages less
+#: like any class than the least typical training row is like its own (ADR 0041: a higher quantile cost routing
+#: holdout rows the model decided correctly, and caught none it got wrong)
+GUARD_QUANTILE = 0.0
 
 
 def head_label(e: Example) -> str:
@@ -60,6 +66,53 @@ def history_prior(examples: list[Example], y: list[str], types: list[str]) -> di
     own = [(e, e.weight) for e, h in zip(examples, y, strict=True) if not is_reference_head(h)]
     total = sum(w for _, w in own) or 1.0
     return {t: round(sum(w for e, w in own if previous_type(e.history_types) == t) / total, DIGITS) for t in types}
+
+
+def fit_guard(
+    vectors: np.ndarray,
+    labels: list[str],
+    weights: np.ndarray,
+    classes: list[str],
+    guard_vectors: np.ndarray | None = None,
+) -> tuple[np.ndarray, float, dict[str, Any]]:
+    """Unit class centroids (weighted means of the unit embeddings) and the similarity threshold of the guard.
+
+    Each training row is scored against its own class's centroid without itself (leave-one-out), so it is judged
+    like a message the model never saw. Without out-of-scope rows the threshold passes all but GUARD_QUANTILE of
+    them (all of them by default); with some (`guard_vectors`, never a class) it is the cut that best separates the
+    two: the largest share of training rows passed minus share of out-of-scope rows passed (Youden's J), no target
+    to tune.
+    Returns (centroids, threshold, figures)."""
+    unit = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    idx = np.array([classes.index(label) for label in labels])
+    sums = np.zeros((len(classes), unit.shape[1]))
+    np.add.at(sums, idx, unit * weights[:, None])
+    centroids = sums / np.clip(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12, None)
+    sims = unit @ centroids.T
+    own = sums[idx] - unit * weights[:, None]
+    own_norm = np.linalg.norm(own, axis=1)
+    alone = own_norm < 1e-9  # a class of one row: nothing to compare it with, it counts as unlike its class
+    own_sim = np.sum(unit * own, axis=1) / np.clip(own_norm, 1e-12, None)
+    sims[np.arange(len(unit)), idx] = np.where(alone, -1.0, own_sim)
+    loo = sims.max(axis=1)
+    figures: dict[str, Any] = {"method": "max cosine to a class centroid", "rows": len(loo)}
+    if guard_vectors is None or not len(guard_vectors):
+        threshold = float(np.quantile(loo, GUARD_QUANTILE))
+        figures["rule"] = f"quantile {GUARD_QUANTILE} of the training rows' leave-one-out similarity"
+    else:
+        g = guard_vectors / np.clip(np.linalg.norm(guard_vectors, axis=1, keepdims=True), 1e-12, None)
+        out = (g @ centroids.T).max(axis=1)
+        cuts = np.unique(np.concatenate([loo, out]))
+        passed_in = 1.0 - np.searchsorted(np.sort(loo), cuts, side="left") / len(loo)
+        passed_out = 1.0 - np.searchsorted(np.sort(out), cuts, side="left") / len(out)
+        threshold = float(cuts[int(np.argmax(passed_in - passed_out))])
+        figures["rule"] = "Youden's J between training rows (leave-one-out) and out-of-scope rows"
+        figures["out_of_scope_rows"] = len(out)
+        figures["out_of_scope_abstained"] = round(float(np.mean(out < threshold)), 4)
+    threshold = float(np.floor(threshold * 10**DIGITS) / 10**DIGITS)  # rounded down: the cut row still passes
+    figures["threshold"] = threshold
+    figures["training_rows_passed"] = round(float(np.mean(loo >= threshold)), 4)
+    return centroids, threshold, figures
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
@@ -124,8 +177,15 @@ def _folds(examples: list[Example], y: list[str], k: int):
     return StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=0).split(np.zeros(len(y)), y, groups)
 
 
-def scores(examples: list[Example], probs: np.ndarray, classes: list[str], threshold: float) -> dict[str, Any]:
-    """Accuracy, selective figures, calibration and confusion of class probabilities against labels."""
+def scores(
+    examples: list[Example],
+    probs: np.ndarray,
+    classes: list[str],
+    threshold: float,
+    novel: list[bool] | None = None,
+) -> dict[str, Any]:
+    """Accuracy, selective figures, calibration and confusion of class probabilities against labels (`novel`: rows
+    the guard abstains on)."""
     pred = [classes[i] for i in probs.argmax(axis=1)]
     truth = [e.label for e in examples]
     ok = [a == b for a, b in zip(pred, truth, strict=True)]
@@ -133,7 +193,7 @@ def scores(examples: list[Example], probs: np.ndarray, classes: list[str], thres
     out: dict[str, Any] = {
         "n": len(examples),
         "accuracy": round(float(np.mean(ok)), 4),
-        **selective(top, ok, threshold),
+        **selective(top, ok, threshold, novel),
         "by_label": grouped_accuracy([[t] for t in truth], ok),
         "ece": ece(top, ok),
         "reliability": reliability(top, ok),
@@ -246,7 +306,9 @@ def train(
     folds: int = 5,
     holdout: list[Example] | None = None,
     sources: list[dict[str, Any]] | None = None,
+    guard: list[Example] | None = None,
 ) -> tuple[ClassifierModel, dict[str, Any]]:
+    """`guard`: out-of-scope messages (their labels are ignored); they only set the novelty guard's threshold."""
     started = time.perf_counter()
     classes = sorted({e.label for e in examples})
     if len(classes) < 2:
@@ -268,6 +330,10 @@ def train(
         cv["calibrated"] = scores(examples, calibrated, classes, threshold)
 
     blocks, coef, intercept = _fit(vectors, docs, y, w, heads, c)
+    guard_vectors = embedder.embed([e.text for e in guard]) if guard else None
+    centroids, guard_threshold, guard_figures = fit_guard(
+        vectors, [e.label for e in examples], w, classes, guard_vectors
+    )
     doc = {
         "format": FORMAT,
         "classes": classes,
@@ -291,6 +357,11 @@ def train(
                 else None
             ),
         },
+        "guard": {
+            "method": "centroid-cosine",
+            "threshold": guard_threshold,
+            "centroids": np.round(centroids, DIGITS).tolist(),
+        },
         "coef": np.round(coef, DIGITS).tolist(),
         "intercept": np.round(intercept, DIGITS).tolist(),
         "training": {
@@ -298,12 +369,14 @@ def train(
             "heads": dict(sorted(Counter(y).items())),
             "data_sha256": examples_digest(examples),
             "sources": sources or [],
+            "guard_rows": len(guard or []),
+            "guard_sha256": examples_digest(guard) if guard else None,
             "C": c,
             "min_df": MIN_DF,
             "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "seconds": round(time.perf_counter() - started, 1),
         },
-        "metrics": {"cv": cv},
+        "metrics": {"cv": cv, "guard": guard_figures},
     }
     model = ClassifierModel(doc)
     if holdout:
@@ -315,10 +388,6 @@ def train(
 def evaluate(model: ClassifierModel, examples: list[Example], vectors: np.ndarray) -> dict[str, Any]:
     """The artifact's own figures on labelled rows whose labels are all among its classes."""
     classes = list(model.classes)
-    probs = np.array(
-        [
-            [model.predict(v, e.text, e.history_types).probs[c] for c in classes]
-            for v, e in zip(vectors, examples, strict=True)
-        ]
-    )
-    return scores(examples, probs, classes, model.threshold)
+    preds = [model.predict(v, e.text, e.history_types) for v, e in zip(vectors, examples, strict=True)]
+    probs = np.array([[p.probs[c] for c in classes] for p in preds])
+    return scores(examples, probs, classes, model.threshold, [p.novel for p in preds])

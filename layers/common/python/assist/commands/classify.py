@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--out", required=True, help="where to write the model artifact (JSON)")
     tr.add_argument("--holdout", help="JSONL scored by the trained artifact, never trained on")
     tr.add_argument(
+        "--guard-data",
+        action="append",
+        help="out-of-scope messages (JSONL, labels ignored): they never become a class, they only set the novelty "
+        "guard's threshold (ADR 0041; repeat for several)",
+    )
+    tr.add_argument(
         "--label-weight", type=float, help="weight of an exported label record; a seed row weighs 1 (default 0.5)"
     )
     tr.add_argument(
@@ -55,10 +61,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     cv.set_defaults(func=run_cv)
     ev = clf.add_parser("eval", help="accuracy, coverage and abstention of a model on labelled rows")
     ev.add_argument("--model", required=True, help="model artifact: a path or s3://bucket/key")
-    ev.add_argument("--data", required=True, help="JSONL rows; labels outside the model's classes should abstain")
+    ev.add_argument(
+        "--data",
+        action="append",
+        required=True,
+        help="JSONL rows; labels outside the model's classes (such as `oos`) should abstain (repeat for several)",
+    )
     ev.add_argument("--threshold", type=float, help="override the model's threshold")
     ev.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ev.set_defaults(func=run_classifier_eval)
+    cc = clf.add_parser(
+        "convert-clinc", help="CLINC150's JSON ({split: [[text, intent], ...]}) as one {text,label} JSONL per split"
+    )
+    cc.add_argument("file", help="the CLINC150 JSON file (e.g. data_full.json)")
+    cc.add_argument("--out", required=True, help="directory to write <split>.jsonl into")
+    cc.set_defaults(func=run_convert_clinc)
     registry_help = (
         "registry root: s3://bucket/prefix or a directory (default: the root of CLASSIFIER_MODEL_PATH=<root>/current)"
     )
@@ -113,6 +130,7 @@ def run_train(args: argparse.Namespace) -> int:
     user_weight = USER_LABEL_WEIGHT if args.user_label_weight is None else args.user_label_weight
     examples, sources = read_sources(args.data, s3, weight, user_weight)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
+    guard = read_sources(args.guard_data, s3)[0] if args.guard_data else None
     model, metrics = train(
         examples,
         build_embedder(s),
@@ -121,6 +139,7 @@ def run_train(args: argparse.Namespace) -> int:
         folds=args.folds,
         holdout=holdout,
         sources=sources,
+        guard=guard,
     )
     model.save(args.out)
     emit(
@@ -132,6 +151,7 @@ def run_train(args: argparse.Namespace) -> int:
             "rows": len(examples),
             "temperature": model.temperature,
             "threshold": model.threshold,
+            "guard_threshold": model.guard_threshold,
             "training": model.doc["training"],
             **metrics,
         }
@@ -170,7 +190,15 @@ def run_classifier_eval(args: argparse.Namespace) -> int:
     model = ClassifierModel.load(args.model, s3=_s3(s, args.model))
     embedder = build_embedder(s)
     check_same(model.embedder_id, model.embedder_dim, embedder, f"classifier model {args.model}")
-    report(eval_classifier(model, embedder, read_examples(args.data), args.threshold), args.json)
+    examples = [e for path in args.data for e in read_examples(path)]
+    report(eval_classifier(model, embedder, examples, args.threshold), args.json)
+    return 0
+
+
+def run_convert_clinc(args: argparse.Namespace) -> int:
+    from assist.classify.data import convert_clinc
+
+    emit(convert_clinc(args.file, args.out))
     return 0
 
 
