@@ -36,6 +36,7 @@ ANSWER = (
     "The engine does not look for the word billing [1]. It routes each message through layers, "
     "cheapest first: rules, then the `embedding` classifier, then the LLM [1]."
 )
+SHOWN = ANSWER.replace("`", "")  # `embedding` is shown as code
 DOCS_IMAGES = ROOT / "docs/images"
 
 # When a reader saw things, in the page's clock: the badge's type, the answer's first text, and how
@@ -89,7 +90,7 @@ def browser(sync_api, tmp_path):
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_ARGS,
-            viewport={"width": 1000, "height": 1000},
+            viewport={"width": 1000, "height": 1200},
         )
         try:
             yield context
@@ -120,7 +121,8 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     assert seen["textChanges"] > 3, f"the answer must stream in, not arrive whole: {seen}"
     assert answer.locator(".type").inner_text() == "RETRIEVAL"
     expect(answer.locator(".slot")).to_have_text("main slot · main-model:1b")
-    assert answer.locator(".text").text_content() == ANSWER
+    assert answer.locator(".text").text_content() == SHOWN
+    expect(answer.locator(".text code")).to_have_text("embedding")
     expect(answer.locator(".text a.cite").first).to_have_text("[1]")
 
     sources = answer.locator(".sources li")
@@ -140,23 +142,37 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     answer.get_by_label("Wrong kind of answer?").select_option("CODE_GENERATION")
     expect(answer.locator(".saved")).to_have_text("Saved: should have been CODE_GENERATION")
     expect(answer.get_by_role("button", name="Not helpful")).to_have_attribute("aria-pressed", "true")
-    page.screenshot(path=tmp_path / "chat.png", full_page=True)
+    page.screenshot(path=tmp_path / "chat.png")
 
     page.set_viewport_size({"width": 360, "height": 780})
     assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=tmp_path / "chat-360.png")
 
     page.reload()
     stored = page.locator(".turn .answer").last
     expect(stored).to_have_attribute("data-state", "done", timeout=10_000)
     expect(page.locator(".turn .question")).to_have_text([QUESTION])
-    assert stored.locator(".text").text_content() == ANSWER
+    assert stored.locator(".text").text_content() == SHOWN
     expect(stored.get_by_role("button", name="Not helpful")).to_have_attribute("aria-pressed", "true")
     expect(stored.get_by_role("button", name="Helpful", exact=True)).to_have_attribute("aria-pressed", "false")
     expect(stored.get_by_label("Wrong kind of answer?")).to_have_value("CODE_GENERATION")
     transcript = httpx.get(f"{stack}/v1/sessions/{session_id}", headers={"x-assist-user": "ada"}, timeout=10).json()
     assert transcript["turns"][0]["feedback"]["rating"] == "down"
     assert transcript["turns"][0]["feedback"]["type"] == "CODE_GENERATION"
+
+    # Shift+Enter is a new line, Enter sends; without a model the answer says so in plain words
+    ollama.set_down()
+    message = page.get_by_label("Your message")
+    message.fill("Where is the index stored?")
+    message.press("Shift+Enter")
+    assert message.input_value() == "Where is the index stored?\n"
+    expect(page.locator(".turn")).to_have_count(1)
+    message.press("Enter")
+    second = page.locator(".turn .answer").nth(1)
+    expect(second).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(second.locator(".degraded li[data-code=llm_unavailable]")).to_contain_text("No language model was reachable")
+    expect(second.locator(".sources li").first).to_be_visible()
 
     # the docs page shows what this test saw
     DOCS_IMAGES.mkdir(exist_ok=True)

@@ -312,13 +312,29 @@ function showSources(node, sources, retrieval) {
       }
       const details = document.createElement("details");
       const summary = element("summary", `${source.title} › ${source.heading}`);
-      details.append(summary, element("p", source.passage));
+      details.append(summary, element("p", unwrap(source.passage)));
       $("p", details).className = "passage";
       item.append(details);
       return item;
     }),
   );
   section.hidden = sources.length === 0;
+}
+
+// Passages keep their Markdown's hard line breaks; join the lines of a paragraph so it reflows to any
+// width, but keep breaks before lists, headings, tables, quotes and code.
+function unwrap(text) {
+  let out = "";
+  let code = false;
+  let previous = "";
+  for (const line of text.split("\n")) {
+    const fence = /^\s*```/.test(line);
+    const joins = out && !code && !fence && previous.trim() && line.trim() && !/^([-*#|>\s]|\d+[.)] )/.test(line);
+    out += (out ? (joins ? " " : "\n") : "") + line;
+    if (fence) code = !code;
+    previous = fence ? "" : line;
+  }
+  return out;
 }
 
 function chunkLabel(id) {
@@ -353,7 +369,7 @@ function showTrace(node, trace, timings) {
       const track = document.createElement("span");
       track.className = "track";
       const bar = document.createElement("span");
-      bar.className = "bar";
+      bar.className = "fill";
       bar.dataset.stage = stage.name;
       bar.style.left = `${(100 * start) / total}%`;
       bar.style.width = `${Math.max((100 * stage.ms) / total, 0.5)}%`;
