@@ -174,6 +174,13 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     expect(second.locator(".degraded li[data-code=llm_unavailable]")).to_contain_text("No language model was reachable")
     expect(second.locator(".sources li").first).to_be_visible()
 
+    # New chat starts an empty session; Back returns to this one, read back from the server
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator(".turn")).to_have_count(0)
+    assert session_id not in page.url
+    page.go_back()
+    expect(page.locator(".turn .question")).to_have_text([QUESTION, "Where is the index stored?"])
+
     # the docs page shows what this test saw
     DOCS_IMAGES.mkdir(exist_ok=True)
     for name in ("chat.png", "chat-360.png"):

@@ -6,9 +6,16 @@ const $ = (selector, root = document) => root.querySelector(selector);
 const SESSION_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const SLOT = { RETRIEVAL: "main", CODE_GENERATION: "main", CONVERSATIONAL: "light", PLATFORM: "light" };
 // The `degraded` reasons of docs/api.md, in plain words.
+// What an answer written without a model is, by type (docs/answering.md).
+const WITHOUT_MODEL = {
+  RETRIEVAL: "quotes the best documentation passages",
+  CODE_GENERATION: "quotes the best documentation passages",
+  CONVERSATIONAL: "recaps this conversation",
+  PLATFORM: "lists the account facts it was given",
+};
 const DEGRADED = {
-  llm_unavailable: "No language model was reachable, so this answer quotes the best documentation passages instead of a written reply.",
-  llm_timeout: "The language model took too long, so this answer quotes the best documentation passages instead.",
+  llm_unavailable: (type) => `No language model was reachable, so this answer ${WITHOUT_MODEL[type] || "was written without one"} instead of a written reply.`,
+  llm_timeout: (type) => `The language model took too long, so this answer ${WITHOUT_MODEL[type] || "was written without one"} instead.`,
   slot_fallback: "The light model was unreachable; the main model answered instead.",
   embedder_timeout: "The meaning-based search was too slow; only the keyword search ran.",
   embedder_unavailable: "The meaning-based search was unavailable; only the keyword search ran.",
@@ -40,10 +47,13 @@ function sessionInHash() {
   return location.hash.startsWith("#session=") && SESSION_PATTERN.test(id) ? id : null;
 }
 
-async function openSession(id) {
+async function openSession(id, { push = false } = {}) {
   session = id;
   saved.set("assist.session", id);
-  if (sessionInHash() !== id) history.replaceState(null, "", "#session=" + encodeURIComponent(id));
+  if (sessionInHash() !== id) {
+    // a new chat is a new history entry, so Back returns to the conversation before it
+    history[push ? "pushState" : "replaceState"](null, "", "#session=" + encodeURIComponent(id));
+  }
   $("#session").textContent = "Session " + id;
   $("#log").replaceChildren();
   await loadTranscript();
@@ -245,20 +255,22 @@ function renderText(node) {
   let at = 0;
   for (const m of text.matchAll(fence)) {
     parts.push(prose(text.slice(at, m.index), node));
+    at = m.index + m[0].length;
+    if (!m[1].trim()) continue; // a fence still opening, or cut off by a recap
     const pre = document.createElement("pre");
     pre.tabIndex = 0;
     const code = document.createElement("code");
     code.textContent = m[1];
     pre.append(code);
     parts.push(pre);
-    at = m.index + m[0].length;
   }
   parts.push(prose(text.slice(at), node));
   box.replaceChildren(...parts);
 }
 
-function prose(text, node) {
+function prose(part, node) {
   const p = document.createElement("p");
+  const text = part.replace(/^\n+|\n+$/g, ""); // the blank lines around a code block are its margins
   const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[(\d{1,2})\]/g;
   let at = 0;
   for (const m of text.matchAll(inline)) {
@@ -344,9 +356,11 @@ function chunkLabel(id) {
 }
 
 function showDegraded(node, reasons) {
+  const type = $(".type", node).dataset.type;
   $(".degraded", node).replaceChildren(
     ...(reasons || []).map((code) => {
-      const item = element("li", DEGRADED[code] || `Something did not work as designed (${code}).`);
+      const words = typeof DEGRADED[code] === "function" ? DEGRADED[code](type) : DEGRADED[code];
+      const item = element("li", words || `Something did not work as designed (${code}).`);
       item.dataset.code = code;
       return item;
     }),
@@ -462,7 +476,7 @@ function start() {
     openSession(session); // sessions belong to their user: show this user's view of it
   });
   $("#new").addEventListener("click", () => {
-    openSession(newSessionId());
+    openSession(newSessionId(), { push: true });
     $("#message").focus();
   });
   $("#ask").addEventListener("submit", (event) => {
