@@ -6,14 +6,26 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.setup-done
 MODEL   := .assist/models/all-MiniLM-L6-v2/model.onnx
+CHROMIUM := /usr/bin/chromium
 PORT    ?= 8000
 PYTEST_ARGS ?=
 # SLOW=1 adds the slow tier (schemathesis' 1,000+ cases) to the suite
 SLOW_MARK := $(if $(SLOW),-m "slow or not slow",)
 
-.PHONY: setup run test lint format clean
+.PHONY: setup browser run test lint format clean
 
-setup: $(STAMP) $(MODEL)
+setup: $(STAMP) $(MODEL) browser
+
+# The browser test's Chromium comes from Debian's packages (Playwright drives it; it never downloads a
+# browser). Installed only where this runs as root with apt-get; elsewhere the browser test is skipped
+# and says why. A failed install is not a failed set-up, for the same reason.
+browser:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "== installing chromium (Debian package) for the browser test"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	    || echo "== chromium could not be installed: the browser test will be skipped"; \
+	else echo "== no root or no apt-get: chromium not installed; the browser test will be skipped"; fi
 
 $(STAMP): pyproject.toml constraints.txt
 	@echo "== creating $(VENV) and installing (first run: a few minutes)"

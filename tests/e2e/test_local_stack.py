@@ -19,9 +19,11 @@ pytestmark = pytest.mark.integration
 ASSIST = Path(sys.executable).with_name("assist")
 
 
-def start(cwd: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+def start(cwd: Path, *extra: str, **overrides: str) -> tuple[subprocess.Popen, str]:
+    """`assist local up` in `cwd`, without Ollama unless `overrides` (environment variables) name one."""
     port = free_port()
     env = {**os.environ, "EMBED_MODEL_DIR": str(MODEL_DIR), "OLLAMA_HOST": "http://127.0.0.1:9", "LOG_FORMAT": "json"}
+    env.update(overrides)
     env.pop("AWS_ENDPOINT_URL", None)
     proc = subprocess.Popen(
         [str(ASSIST), "local", "up", "--port", str(port), "--docs", str(DOCS), *extra],

@@ -56,6 +56,7 @@ def test_route_event_comes_before_the_first_token(api, ollama, session_id):
     route, first_token = events[0], events[1]
     assert route[1]["type"] == "RETRIEVAL"
     assert route[1]["sources"]
+    assert all(s["passage"] for s in route[1]["sources"])  # what the answer is built from, to show a reader
     assert first_token[2] - route[2] >= 0.25, "the route event must arrive before the model starts"
     assert route[2] - t0 < first_token[2] - t0
     done = events[-1][1]

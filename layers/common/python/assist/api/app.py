@@ -53,7 +53,9 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
 
-    return service([ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine)])
+    from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
+
+    return service([ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes()])
 
 
 def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:

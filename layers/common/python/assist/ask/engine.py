@@ -294,7 +294,10 @@ class Engine:
         req = state.request
         route = self._route(state)
         ctx = self._context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
-        sources = [msgspec.to_builtins(s) for s in _sources(ctx.chunks)]
+        # with each source's passage, so a reader (the web chat) can see what the answer is built from
+        sources = [
+            {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(_sources(ctx.chunks), ctx.chunks, strict=True)
+        ]
         # requested now, read after the route event: the request travels while the route goes out
         model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx)))
         turn: Future[int] | None = None
