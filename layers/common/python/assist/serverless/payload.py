@@ -1,6 +1,6 @@
 """What travels between the ask state machine's tasks stays far below Step Functions' 256 KB.
 
-A turn carries the request (bounded by the API limits and `REQUEST_BYTES`), the route, the
+A turn carries the request (bounded by the API limits and `contracts.REQUEST_BYTES`), the route, the
 intent history (six 60-character topics), the stage timings and at most `MAX_CHUNKS`
 chunks of at most `CHUNK_CHARS` characters each — never whole documents.
 """
@@ -9,26 +9,15 @@ from __future__ import annotations
 
 import msgspec
 
-from assist.contracts import AskRequest, InvalidRequest, TurnState
+from assist.contracts import TurnState
 
 STEP_FUNCTIONS_LIMIT = 256 * 1024
-REQUEST_BYTES = 128 * 1024  # the rest of the limit is left for chunks, route, history and trace
 MAX_CHUNKS = 8
 CHUNK_CHARS = 1500  # the chunker's own maximum, so trimming only bites on foreign indexes
 
 
 def size_of(obj: object) -> int:
     return len(msgspec.json.encode(obj))
-
-
-def check_request(req: AskRequest) -> None:
-    """Refuse a request that would not leave room for the turn in a Step Functions payload."""
-    n = size_of(req)
-    if n > REQUEST_BYTES:
-        raise InvalidRequest(
-            f"the request is {n // 1024} KB encoded; the limit is {REQUEST_BYTES // 1024} KB: "
-            "shorten editor_content, extra_context or user_info"
-        )
 
 
 def trim(state: TurnState) -> TurnState:

@@ -17,7 +17,7 @@ import msgspec
 from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
-from assist.serverless.payload import check_request, trim
+from assist.serverless.payload import trim
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -67,7 +67,6 @@ def require_route(state: TurnState) -> None:
 
 # -- typed cores (the tasks and the functions' HTTP routes) ---------------------------
 def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> TurnState:
-    check_request(req)
     return engine.classify(engine.start(req, owner))
 
 

@@ -1,0 +1,89 @@
+"""Every request body is bounded before anything decodes it: its size in bytes, then its JSON nesting depth.
+
+One middleware on every app (`service`), so each route — and any ASGI app mounted under one —
+gets the same limits without a check of its own (ADR 0043). The JSON decoder recurses once
+per level, so a body of a few thousand nested arrays would otherwise end in RecursionError,
+a 500, wherever it sits, even in a field the route rejects as unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from litestar.enums import ScopeType
+from litestar.exceptions.http_exceptions import RequestEntityTooLarge
+from litestar.middleware import ASGIMiddleware
+
+from assist.contracts import InvalidRequest
+
+if TYPE_CHECKING:
+    from litestar.types import ASGIApp, Receive, Scope, Send
+
+#: deep enough for any request of ours (an OpenAI chat body, an MCP call, a user_info object), far
+#: below the decoder's recursion limit; not a setting, so clients can rely on it
+MAX_JSON_DEPTH = 32
+# a JSON string (one left open runs to the end, so the scan stays linear)
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
+_INNERMOST = re.compile(rb"[\[{][\]}]")
+_NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def nesting_exceeds(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when the JSON text nests arrays/objects more than `limit` deep (brackets inside strings don't count).
+
+    Each pass removes the innermost pairs, one level; what is left after them are brackets never closed,
+    each one a level around what follows. Regular expressions in C, not a loop per byte: a quarter
+    megabyte of brackets costs a few milliseconds."""
+    if body.count(b"[") + body.count(b"{") <= limit:  # most bodies: no scan at all
+        return False
+    brackets = _STRING.sub(b"", body).translate(None, _NOT_BRACKET)
+    levels = 0
+    while levels <= limit and (removed := _INNERMOST.subn(b"", brackets))[1]:
+        brackets, levels = removed[0], levels + 1
+    return levels + brackets.count(b"[") + brackets.count(b"{") > limit
+
+
+def _too_large(size: int, limit: int, whole: bool = True) -> RequestEntityTooLarge:
+    return RequestEntityTooLarge(
+        detail=f"request body is {'' if whole else 'more than '}{size} bytes; the limit is {limit}"
+    )
+
+
+class BodyLimits(ASGIMiddleware):
+    """Reads the body (refusing it once past `max_bytes`), checks its nesting, and hands it on unchanged."""
+
+    scopes = (ScopeType.HTTP,)
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        announced = dict(scope["headers"]).get(b"content-length", b"")
+        if announced.isdigit() and int(announced) > self.max_bytes:  # refused before a byte is read
+            raise _too_large(int(announced), self.max_bytes)
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left: nothing to answer
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.max_bytes:
+                raise _too_large(size, self.max_bytes, whole=not more)
+        body = b"".join(chunks)
+        if nesting_exceeds(body):
+            raise InvalidRequest(f"JSON nesting deeper than {MAX_JSON_DEPTH} levels")
+        await next_app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The body as one message, then the connection's own messages (a stream waits on its disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    return replay
