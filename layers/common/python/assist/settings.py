@@ -95,7 +95,7 @@ class Settings:
     max_extra_context_chars: int = 16000
     max_editor_content_chars: int = 32000
     max_user_info_bytes: int = 8192  # user_info encoded as JSON
-    max_body_bytes: int = 262144  # any request body, as sent, before it is decoded (ADR 0043)
+    max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
 
     # --- Logs ---------------------------------------------------------------------
     log_level: str = "INFO"

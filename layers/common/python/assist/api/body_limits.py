@@ -1,4 +1,4 @@
-"""Every request body is bounded before anything decodes it: its size in bytes, then its JSON nesting depth.
+"""Every request body is bounded before anything decodes it: its size in bytes, its encoding, its JSON nesting.
 
 One middleware on every app (`service`), so each route — and any ASGI app mounted under one —
 gets the same limits without a check of its own (ADR 0043). The JSON decoder recurses once
@@ -44,6 +44,18 @@ def nesting_exceeds(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return levels + brackets.count(b"[") + brackets.count(b"{") > limit
 
 
+def check_body(body: bytes) -> None:
+    """JSON is UTF-8 (RFC 8259), and the decoder fails on anything else with an error of its own; then depth."""
+    try:
+        body.decode()
+    except UnicodeDecodeError as exc:
+        raise InvalidRequest(
+            f"request body is not UTF-8: byte {body[exc.start]:#04x} at position {exc.start}"
+        ) from None
+    if nesting_exceeds(body):
+        raise InvalidRequest(f"JSON nesting deeper than {MAX_JSON_DEPTH} levels")
+
+
 def _too_large(size: int, limit: int, whole: bool = True) -> RequestEntityTooLarge:
     return RequestEntityTooLarge(
         detail=f"request body is {'' if whole else 'more than '}{size} bytes; the limit is {limit}"
@@ -51,7 +63,7 @@ def _too_large(size: int, limit: int, whole: bool = True) -> RequestEntityTooLar
 
 
 class BodyLimits(ASGIMiddleware):
-    """Reads the body (refusing it once past `max_bytes`), checks its nesting, and hands it on unchanged."""
+    """Reads the body (refusing it once past `max_bytes`), checks it, and hands it on unchanged."""
 
     scopes = (ScopeType.HTTP,)
 
@@ -74,8 +86,7 @@ class BodyLimits(ASGIMiddleware):
             if size > self.max_bytes:
                 raise _too_large(size, self.max_bytes, whole=not more)
         body = b"".join(chunks)
-        if nesting_exceeds(body):
-            raise InvalidRequest(f"JSON nesting deeper than {MAX_JSON_DEPTH} levels")
+        check_body(body)
         await next_app(scope, _replay(body, receive), send)
 
 
