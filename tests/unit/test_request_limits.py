@@ -4,6 +4,7 @@ the whole request (check_ask), and size and JSON nesting for any body (the API's
 from __future__ import annotations
 
 import json
+import random
 
 import msgspec
 import pytest
@@ -88,3 +89,26 @@ def test_deeper_nesting_is_found(body):
 )
 def test_brackets_inside_strings_and_wide_bodies_are_not_depth(body):
     assert not nesting_exceeds(body)
+
+
+def test_nesting_matches_the_decoded_depth_on_random_documents():
+    rng = random.Random(19)
+    leaves = ['a[\\"{\\\\', 1, None, "[" * 40, "}]" * 40, '\\\\]"\\\\"[[']
+
+    def doc(depth: int) -> object:
+        if depth == 0 or rng.random() < 0.1:
+            return rng.choice(leaves)
+        if rng.random() < 0.5:
+            return [doc(depth - 1) for _ in range(rng.randint(0, 2))]
+        return {'k[\\"': doc(depth - 1), "z": rng.choice(["{", 3])}
+
+    def depth(value: object) -> int:
+        if isinstance(value, dict | list):
+            return 1 + max(map(depth, value.values() if isinstance(value, dict) else value), default=0)
+        return 0
+
+    for _ in range(1000):
+        value = doc(rng.randint(0, 40))
+        body = json.dumps(value, ensure_ascii=rng.random() < 0.5).encode()
+        for limit in (5, MAX_JSON_DEPTH):
+            assert nesting_exceeds(body, limit) == (depth(value) > limit), (body[:200], limit)
