@@ -67,7 +67,7 @@ def require_route(state: TurnState) -> None:
 
 # -- typed cores (the tasks and the functions' HTTP routes) ---------------------------
 def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> TurnState:
-    return engine.classify(engine.start(req, owner))
+    return trim(engine.classify(engine.start(req, owner)))
 
 
 def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
