@@ -215,3 +215,13 @@ def test_every_route_survives_the_corpus_and_the_stack_stays_healthy(served):
     assert ok.json()["trace"]["execution"]["states"][0] == "Classify"
     print(f"hostile corpus: {sent} requests over {len(every)} routes")
     assert sent >= 300
+
+
+def test_a_turn_sent_to_retrieve_meets_the_same_limits_as_an_ask(served):
+    _, _, bases = served
+    turn = httpx.post(bases["classify"] + "/v1/classify", json={"session_id": "hostile-turn", "message": "Routing?"})
+    assert turn.status_code == 200, turn.text[:300]
+    tampered = turn.json()
+    tampered["request"]["message"] = "é" * 100_000
+    r = httpx.post(bases["retrieve"] + "/v1/retrieve", json=tampered, timeout=60)
+    assert (r.status_code, r.json()["detail"]) == (400, "message is 100000 characters; the limit is 8000")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
+from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState, check_ask
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
 from assist.serverless.payload import trim
@@ -72,6 +72,7 @@ def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> 
 
 def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
     require_route(state)
+    check_ask(state.request, engine.settings)  # a turn sent to /v1/retrieve was never through Classify's check
     return trim(engine.retrieve(state))
 
 
