@@ -185,6 +185,7 @@ def test_every_route_survives_the_corpus_and_the_stack_stays_healthy(served):
                     check(http.request(method, t.url(), headers=headers, json=t.body), f"{t} {method} {case}")
                     sent += 1
                 check(http.request(method, t.url() + "?a=" + "%FF" * 500 + "&b=" + "[" * 2000), f"{t} query")
+                sent += 1
                 for value in HOSTILE_PATH_VALUES if "{" in t.path else ():
                     name = re.findall(r"{(\w+)}", t.path)
                     check(http.request(method, t.url(**dict.fromkeys(name, value))), f"{t} path={value[:20]}")
@@ -194,16 +195,15 @@ def test_every_route_survives_the_corpus_and_the_stack_stays_healthy(served):
                         check(http.request(method, t.url(), content=body, headers=headers), f"{t} {case}")
                         sent += 1
                 # two answers every route gives alike, whatever it does with a body
-                deep = http.request(method, t.url(), content=b'{"a":' + NEST + b"}", headers={"x-n": "1"})
+                deep = http.request(method, t.url(), content=b'{"a":' + NEST + b"}")
                 assert (deep.status_code, deep.json()["detail"]) == (400, "JSON nesting deeper than 32 levels"), t
                 big = http.request(method, t.url(), content=b" " * (limit + 1))
                 assert big.status_code == 413, t
                 assert big.json()["detail"] == f"request body is {limit + 1} bytes; the limit is {limit}"
                 chunked = http.request(method, t.url(), content=iter([b" " * (limit // 2)] * 3))  # no content-length
                 assert chunked.status_code == 413, t
-                assert re.fullmatch(
-                    rf"request body is (more than )?\d+ bytes; the limit is {limit}", chunked.json()["detail"]
-                )
+                detail = chunked.json()["detail"]
+                assert re.fullmatch(rf"request body is (more than )?\d+ bytes; the limit is {limit}", detail), t
                 sent += 4
             assert http.get(t.base + "/healthz").status_code == 200, f"unhealthy after {t}"
         for base in bases.values():  # a header far past what the HTTP server parses: refused there, and no harm done
