@@ -194,3 +194,23 @@ def test_in_aws_the_caller_is_the_jwt_subject(docs_index, session_id):
     anonymous = http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION})
     del anonymous["requestContext"]["authorizer"]
     assert fn.handler(anonymous, None)["statusCode"] == 401
+
+
+def test_the_ask_function_in_aws_refuses_a_request_over_a_limit_before_starting_the_state_machine(docs_index):
+    # a state machine that does not exist: a request that got as far as StartSyncExecution would fail with a 5xx
+    arn = "arn:aws:states:us-east-1:123456789012:stateMachine:never-started"
+    fn = LambdaFunction("answer", docs_index.with_(local_mode=False, ask_state_machine_arn=arn))
+    multibyte = fn.handler(http_event("POST", "/v1/ask", {"session_id": "s", "message": "é" * 100_000}), None)
+    assert (multibyte["statusCode"], json.loads(multibyte["body"])["detail"]) == (
+        400,
+        "message is 100000 characters; the limit is 8000",
+    )
+    deep = http_event("POST", "/v1/ask")
+    deep["body"] = base64.b64encode(
+        b'{"session_id":"s","message":"hi","zz":' + b"[" * 5000 + b"]" * 5000 + b"}"
+    ).decode()
+    reply = fn.handler(deep, None)
+    assert (reply["statusCode"], json.loads(reply["body"])["detail"]) == (400, "JSON nesting deeper than 32 levels")
+    ok = fn.handler(http_event("POST", "/v1/ask", {"session_id": "s", "message": "hello"}), None)
+    # the control: past the checks, the same function does call StartSyncExecution, and that fails server-side
+    assert ok["statusCode"] == 500

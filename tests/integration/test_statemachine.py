@@ -22,6 +22,7 @@ from assist.aws.clients import client
 from assist.contracts import AskRequest
 from assist.local.statemachine import ServerlessStack
 from assist.serverless.definition import local_definition
+from assist.serverless.execution import error_message
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
 from tests.support.http import serve
 
@@ -173,16 +174,37 @@ def test_classify_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, ap
     assert body["trace"]["execution"]["states"] == ["Classify", "ClassifyFailed"]
 
 
-def test_a_rejected_request_is_a_400_and_is_not_retried(stack, api, session_id):
+def test_a_request_the_classify_task_rejects_ends_the_execution_without_a_retry(stack, session_id):
+    # the API refuses such a request before starting an execution; a direct start still meets the task's check
     before = stack.endpoint.invocations["assist-classify"]
-    r = httpx.post(api + "/v1/ask", json={"session_id": session_id, "message": "   "}, timeout=60)
-    assert r.status_code == 400
-    assert "blank" in r.json()["detail"]
+    ex = run(stack, session_id, "   ")
+    assert (ex.status, ex.error) == ("FAILED", "InvalidRequest")
+    assert ex.states == ["Classify", "Rejected"]
+    assert "blank" in error_message(ex.cause)
     assert stack.endpoint.invocations["assist-classify"] == before + 1
-    oversized = {"session_id": session_id, "message": "x", "editor_content": "y" * 140_000}
-    r = httpx.post(api + "/v1/ask", json=oversized, timeout=60)
-    assert r.status_code == 400
-    assert "limit is 128 KB" in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "detail"),
+    [
+        ({"message": "   "}, "message is blank"),
+        ({"message": "é" * 100_000}, "message is 100000 characters; the limit is 8000"),  # 200 KB of UTF-8
+        ({"message": "x", "editor_content": "y" * 140_000}, "editor_content is 140000 characters; the limit is 32000"),
+        ({"message": "x", "user_info": {"bio": "😀" * 3000}}, "user_info is 12010 bytes as JSON; the limit is 8192"),
+        ({"message": "x", "extra_context": "\x01" * 16_000, "editor_content": "\x01" * 10_000}, "limit is 128 KB"),
+    ],
+)
+def test_a_request_over_a_limit_is_a_400_before_any_execution_starts(stack, api, session_id, fields, detail):
+    before = stack.endpoint.invocations["assist-classify"], executions(stack)
+    r = httpx.post(api + "/v1/ask", json={"session_id": session_id, **fields}, timeout=60)
+    assert r.status_code == 400, r.text[:300]
+    assert detail in r.json()["detail"]
+    assert (stack.endpoint.invocations["assist-classify"], executions(stack)) == before
+
+
+def executions(stack) -> int:
+    pages = client("stepfunctions", stack.settings).get_paginator("list_executions").paginate(stateMachineArn=stack.arn)
+    return sum(len(p["executions"]) for p in pages)
 
 
 def test_the_model_answers_from_the_chunks_that_travelled_through_the_state_machine(docs_index, ollama, session_id):
@@ -197,3 +219,17 @@ def test_the_model_answers_from_the_chunks_that_travelled_through_the_state_mach
     assert answer["degraded"] == []
     (call,) = ollama.calls("/api/chat")
     assert answer["sources"][0]["title"] in call.body["messages"][-1]["content"]
+
+
+def test_a_conversational_turn_after_long_messages_stays_under_the_payload_limit(stack, api, session_id):
+    # six earlier turns at the message limit, in characters JSON escapes six-fold: the turn's conversation
+    # alone would be about 300 KB if it travelled whole
+    for _ in range(6):  # declared PLATFORM: stored like any turn, without a search for 8000 characters
+        long = {"session_id": session_id, "message": "\x01" * 8000, "query_type": "PLATFORM"}
+        r = httpx.post(api + "/v1/ask", json=long, timeout=60)
+        assert r.status_code == 200, r.text[:300]
+    follow_up = {"session_id": session_id, "message": "Shorter, please.", "query_type": "CONVERSATIONAL"}
+    r = httpx.post(api + "/v1/ask", json=follow_up, timeout=60)
+    assert r.status_code == 200, r.text[:300]
+    assert r.json()["trace"]["execution"]["states"] == ["Classify", "RouteByType", "Answer"]
+    assert r.json()["route"]["type"] == "CONVERSATIONAL"

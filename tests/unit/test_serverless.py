@@ -9,19 +9,23 @@ import msgspec
 import pytest
 
 from assist.contracts import (
+    REQUEST_BYTES,
     AskRequest,
     Chunk,
+    Exchange,
     IntentEntry,
     InvalidRequest,
     QueryType,
     RetrievalResult,
     Route,
     TurnState,
+    check_ask,
 )
 from assist.serverless import payload
 from assist.serverless.definition import local_arn, placeholders, substitute
 from assist.serverless.lambda_entry import is_http_event
 from assist.serverless.tasks import is_transient
+from assist.settings import Settings
 
 
 def turn(
@@ -74,16 +78,10 @@ def test_a_turn_at_every_limit_stays_far_below_256_kb():
 
 def test_the_worst_accepted_turn_still_fits():
     # 4-byte characters and characters JSON escapes six-fold, up to the request budget
-    editor = "\x01" * ((payload.REQUEST_BYTES - 100_000) // 6)
+    editor = "\x01" * ((REQUEST_BYTES - 100_000) // 6)
     state = turn("😀" * 8000, "😀" * 16000, "\x02" * 5000, 20, editor)
-    payload.check_request(state.request)  # accepted
+    check_ask(state.request, Settings())  # accepted
     assert payload.size_of(state) < payload.STEP_FUNCTIONS_LIMIT
-
-
-def test_a_request_over_its_budget_is_refused_with_what_to_shorten():
-    req = AskRequest(session_id="s", message="x", editor_content="y" * (payload.REQUEST_BYTES + 1))
-    with pytest.raises(InvalidRequest, match="shorten editor_content"):
-        payload.check_request(req)
 
 
 def test_trim_keeps_the_best_chunks_in_order_and_cuts_long_text():
@@ -91,6 +89,22 @@ def test_trim_keeps_the_best_chunks_in_order_and_cuts_long_text():
     ids = [c.id for c in state.retrieval.chunks]
     assert ids == [f"doc#{'h' * 200}:{i}" for i in range(payload.MAX_CHUNKS)]
     assert all(len(c.text) == payload.CHUNK_CHARS and c.text.endswith("…") for c in state.retrieval.chunks)
+
+
+def test_a_conversational_turn_keeps_the_newest_exchanges_that_fit():
+    def state(conversation: list[Exchange]) -> TurnState:
+        full = AskRequest(session_id="s" * 128, message="😀" * 8000, extra_context="\x01" * 10_000)
+        return payload.trim(TurnState(request=full, request_id="r", started_at=0.0, conversation=conversation))
+
+    # 30 KB an exchange: with the request, the turn would be over 256 KB if all six travelled
+    long = [Exchange(message=f"{i}" + "\x01" * 3999, answer="\x02" * 1000) for i in range(6)]
+    kept = state(long)
+    assert [e.message[0] for e in kept.conversation] == ["4", "5"]  # the newest, whole, in order
+    assert payload.size_of(kept) < payload.STEP_FUNCTIONS_LIMIT * 3 // 4
+    one = state([Exchange(message="\x01" * 8000, answer="\x02" * 20_000)])  # too long even alone: cut, kept
+    assert [len(e.message) + len(e.answer) for e in one.conversation] == [2 * payload.CONVERSATION_BYTES // 16]
+    short = [Exchange(message="hi", answer="hello")] * 6
+    assert state(short).conversation == short
 
 
 def test_trim_cuts_copies_never_the_chunks_the_retriever_remembers():

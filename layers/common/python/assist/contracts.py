@@ -7,12 +7,18 @@ function without a cold-start cost.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
+if TYPE_CHECKING:
+    from assist.settings import Settings
+
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:\-]{1,128}$"
 FEEDBACK_COMMENT_CHARS = 2000
+#: a request, encoded, leaves Step Functions' 256 KB payload limit half free for the turn it becomes
+#: (route, history, chunks, trace); not a setting, since the state machine's limit is not one
+REQUEST_BYTES = 128 * 1024
 
 
 class QueryType(StrEnum):
@@ -177,15 +183,25 @@ class InvalidRequest(ValueError):
     """The request is well-formed JSON of the right shape but breaks a documented limit."""
 
 
-def check_ask(req: AskRequest, max_message_chars: int, max_extra_context_chars: int) -> None:
-    """Limits that depend on settings (the struct checks shape, types, patterns and enums)."""
+def check_ask(req: AskRequest, settings: Settings) -> None:
+    """Limits that depend on settings (the struct checks shape, types, patterns and enums), in characters
+    for the texts and in encoded bytes for `user_info` and the whole request — checked before any work starts."""
     if not req.message.strip():
         raise InvalidRequest("message is blank: send the question text")
-    if len(req.message) > max_message_chars:
-        raise InvalidRequest(f"message is {len(req.message)} characters; the limit is {max_message_chars}")
-    if req.extra_context is not None and len(req.extra_context) > max_extra_context_chars:
+    for name, limit in (
+        ("message", settings.max_message_chars),
+        ("extra_context", settings.max_extra_context_chars),
+        ("editor_content", settings.max_editor_content_chars),
+    ):
+        text = getattr(req, name)
+        if text is not None and len(text) > limit:
+            raise InvalidRequest(f"{name} is {len(text)} characters; the limit is {limit}")
+    if req.user_info is not None and (n := len(msgspec.json.encode(req.user_info))) > settings.max_user_info_bytes:
+        raise InvalidRequest(f"user_info is {n} bytes as JSON; the limit is {settings.max_user_info_bytes}")
+    if (n := len(msgspec.json.encode(req))) > REQUEST_BYTES:
         raise InvalidRequest(
-            f"extra_context is {len(req.extra_context)} characters; the limit is {max_extra_context_chars}"
+            f"the request is {n // 1024} KB encoded; the limit is {REQUEST_BYTES // 1024} KB: "
+            "shorten editor_content, extra_context or user_info"
         )
 
 

@@ -100,6 +100,9 @@ class Settings:
     max_message_chars: int = 8000
     max_extra_context_chars: int = 16000
     insights_max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
+    max_editor_content_chars: int = 32000
+    max_user_info_bytes: int = 8192  # user_info encoded as JSON
+    max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
 
     # --- Logs ---------------------------------------------------------------------
     log_level: str = "INFO"

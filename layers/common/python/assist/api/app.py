@@ -14,16 +14,18 @@ from litestar.openapi import OpenAPIConfig
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
+from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
 from assist.api.identity import caller
 from assist.api.insights import insights_routes
-from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript
+from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.logs import get_logger
 from assist.memory.store import SessionNotFound, StoreUnavailable
 from assist.serverless.execution import ExecutionFailed
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
+    from assist.settings import Settings
 
 log = get_logger(__name__)
 
@@ -32,7 +34,11 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     """`ask_via(request, owner)` answers /v1/ask another way than `engine.ask` (the local stack: through
     the state machine)."""
     settings = engine.settings
-    run_ask = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
+    answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
+
+    def run_ask(data: AskRequest, owner: str) -> Any:
+        check_ask(data, settings)  # here, not in the first task: a state machine never starts on a request it refuses
+        return answer(data, owner)
 
     @post("/v1/ask", sync_to_thread=True, status_code=200, summary="Answer one message of a session")
     def ask(data: AskRequest, request: Request) -> Answer:
@@ -55,11 +61,14 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
 
     from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
 
-    return service([ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes()])
+    return service(
+        [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes()], settings
+    )
 
 
-def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:
-    """A litestar app with the given routes plus /healthz, the API's error replies and its OpenAPI schema."""
+def service(route_handlers: list[Any], settings: Settings, title: str = "Assistance engine") -> Litestar:
+    """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
+    the body limits every route shares."""
 
     @get("/healthz", summary="Liveness and readiness")
     async def healthz() -> dict[str, str]:
@@ -76,6 +85,7 @@ def service(route_handlers: list[Any], title: str = "Assistance engine") -> Lite
             ClientException: _client_error,
             Exception: _unexpected,
         },
+        middleware=[BodyLimits(settings.max_body_bytes)],
         openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
         debug=False,
     )

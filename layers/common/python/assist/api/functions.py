@@ -32,7 +32,7 @@ def classify_app(engine: Engine) -> Litestar:
     def classify(data: AskRequest, request: Request) -> TurnState:
         return tasks.classify_turn(engine, data, caller(request, engine.settings))
 
-    return service([classify], title="Assistance engine: classify")
+    return service([classify], engine.settings, title="Assistance engine: classify")
 
 
 def retrieve_app(engine: Engine) -> Litestar:
@@ -40,7 +40,7 @@ def retrieve_app(engine: Engine) -> Litestar:
     def retrieve(data: TurnState) -> TurnState:
         return tasks.retrieve_turn(engine, data)
 
-    return service([retrieve], title="Assistance engine: retrieve")
+    return service([retrieve], engine.settings, title="Assistance engine: retrieve")
 
 
 def export_app(settings: Settings) -> Litestar:
@@ -48,4 +48,4 @@ def export_app(settings: Settings) -> Litestar:
     def export(data: ExportRequest) -> dict[str, Any]:
         return tasks.export(settings, {"force": data.force, "source": "http"})
 
-    return service([export], title="Assistance engine: export")
+    return service([export], settings, title="Assistance engine: export")

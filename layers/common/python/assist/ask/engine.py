@@ -129,8 +129,7 @@ class Engine:
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
-        s = self.settings
-        check_ask(req, s.max_message_chars, s.max_extra_context_chars)
+        check_ask(req, self.settings)
         return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=time.time(), owner=owner)
 
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState
+from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState, check_ask
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
-from assist.serverless.payload import check_request, trim
+from assist.serverless.payload import trim
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -67,12 +67,12 @@ def require_route(state: TurnState) -> None:
 
 # -- typed cores (the tasks and the functions' HTTP routes) ---------------------------
 def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> TurnState:
-    check_request(req)
-    return engine.classify(engine.start(req, owner))
+    return trim(engine.classify(engine.start(req, owner)))
 
 
 def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
     require_route(state)
+    check_ask(state.request, engine.settings)  # a turn sent to /v1/retrieve was never through Classify's check
     return trim(engine.retrieve(state))
 
 
