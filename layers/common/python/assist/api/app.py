@@ -51,10 +51,15 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
 
-    return service([ask, ask_stream, session])
+    from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
+
+    extra, lifespan = ways_in(engine, run_ask)
+    return service([ask, ask_stream, session, *extra], lifespan=lifespan)
 
 
-def service(route_handlers: list[Any], title: str = "Assistance engine") -> Litestar:
+def service(
+    route_handlers: list[Any], title: str = "Assistance engine", lifespan: list[Callable[..., Any]] | None = None
+) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies and its OpenAPI schema."""
 
     @get("/healthz", summary="Liveness and readiness")
@@ -73,6 +78,7 @@ def service(route_handlers: list[Any], title: str = "Assistance engine") -> Lite
             Exception: _unexpected,
         },
         openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
+        lifespan=lifespan or [],
         debug=False,
     )
 

@@ -98,6 +98,10 @@ class Engine:
         if self.settings.ollama_warm_up:
             self._slots.warm_up()
 
+    def retriever(self) -> Retriever:
+        """The index, opened on first use (a search or a lookup outside a turn: the MCP tools)."""
+        return self._retriever()
+
     def transcript(self, session_id: str, owner: str) -> Transcript:
         turns, intents = self._store.transcript(session_id, owner)
         return Transcript(

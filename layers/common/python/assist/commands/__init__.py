@@ -2,4 +2,4 @@
 `assist eval …` and `assist bench …` ones through `common.group`); heavy imports happen inside the
 command functions, so `assist --help` stays instant."""
 
-MODULES = ["index", "local", "model", "classify", "retrieval", "ask", "export", "reliability", "serverless"]
+MODULES = ["index", "local", "model", "classify", "retrieval", "ask", "export", "reliability", "serverless", "mcp"]
