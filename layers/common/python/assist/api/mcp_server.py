@@ -10,8 +10,7 @@ of a short-lived function can serve any call, and a buffering proxy passes it un
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
@@ -20,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
+from assist.api.ways_in import OWNER_SCOPE_KEY
 from assist.contracts import AskRequest, InvalidRequest
 from assist.memory.store import SessionNotFound
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 MAX_K = 20
 DOCUMENT_BUDGET_CHARS = 60_000  # a long document is cut at a passage boundary past this, and says so
-OWNER_SCOPE_KEY = "assist.owner"  # the HTTP caller, put in the request scope by the /mcp route
 
 INSTRUCTIONS = (
     "Documentation assistant for a developer platform. search_docs is fast and stores nothing: use it to find "
@@ -164,16 +163,10 @@ def _index_call(call: Callable[[], Any]) -> Any:
         raise ToolError(f"the documentation index is unavailable: {type(exc).__name__}") from exc
 
 
-def http_app(server: MCPServer, local: bool) -> tuple[Any, Callable[[Any], Any]]:
-    """The streamable HTTP transport as an ASGI app, and the lifespan that runs it."""
+def session_manager(server: MCPServer, local: bool) -> Any:
+    """The streamable HTTP transport's session manager (stateless, JSON replies); its `run()` must be
+    entered before it serves. On loopback the SDK checks Host and Origin (DNS rebinding); elsewhere
+    the caller is authenticated before /mcp."""
     # Built for its session manager: the manager's handler is served at /mcp by our app, not Starlette's.
-    # On loopback the SDK checks Host and Origin (DNS rebinding); elsewhere the caller is authenticated.
     server.streamable_http_app(stateless_http=True, json_response=True, host="127.0.0.1" if local else "0.0.0.0")  # noqa: S104 - not a bind
-    manager = server.session_manager
-
-    @asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
-
-    return manager.handle_request, lifespan
+    return server.session_manager
