@@ -17,12 +17,18 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import msgspec
 from litestar import Request, Response, Router, get, post
-from litestar.exceptions import ClientException, HTTPException, NotAuthorizedException, ValidationException
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    NotAuthorizedException,
+    SerializationException,
+    ValidationException,
+)
 from litestar.response import ServerSentEvent
 
 from assist.api.answers import cited, engine_fields, stage_detail
@@ -58,7 +64,7 @@ class ChatRequest(msgspec.Struct):
     """What we read of a Chat Completions body; other fields are ignored (module docstring)."""
 
     model: str
-    messages: list[ChatMessage]
+    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
     stream: bool = False
     stream_options: dict[str, Any] | None = None
     user: str | None = None
@@ -97,9 +103,8 @@ def chat_router(engine: Engine, run_ask: Callable[[AskRequest, str], Any], strea
         return _model()
 
     @post("/chat/completions", status_code=200, summary="Answer the last user message (OpenAI Chat Completions)")
-    async def completions(request: Request) -> Response[Any]:
-        chat = _decode(await request.body())
-        owner = caller(request, settings)
+    async def completions(data: ChatRequest, request: Request) -> Response[Any]:
+        chat, owner = data, caller(request, settings)
         ask = to_ask(chat, request.headers.get(SESSION_HEADER), owner)
         headers = {"X-Assist-Session": ask.session_id}
         if not chat.stream:
@@ -269,24 +274,6 @@ def _text(message: ChatMessage, index: int) -> str:
     return "\n".join(str(p.get("text", "")) for p in parts)
 
 
-def _decode(body: bytes) -> ChatRequest:
-    try:
-        chat = msgspec.json.decode(body, type=ChatRequest)
-    except msgspec.ValidationError as exc:
-        raise OpenAIError(400, f"invalid request body: {exc}", _param(str(exc))) from exc
-    except msgspec.DecodeError as exc:
-        raise OpenAIError(400, f"request body is not valid JSON: {exc}") from exc
-    if not chat.messages:
-        raise OpenAIError(400, "messages is empty: send at least the user's message", "messages")
-    return chat
-
-
-def _param(detail: str) -> str | None:
-    """`… - at `$.messages[0].role`` → `messages[0].role`."""
-    _, sep, where = detail.rpartition("at `$.")
-    return where.rstrip("`") if sep else None
-
-
 def _session_message(exc: Exception) -> str:
     return f"the session (X-Assist-Session header or `user` field) must be 1-128 of letters, digits and _ . : - ({exc})"
 
@@ -311,10 +298,14 @@ def _error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
         headers["Retry-After"] = str(exc.retry_after_s)
     elif isinstance(exc, NotAuthorizedException):
         status, message, code = 401, str(exc.detail), "no_caller_identity"
-    elif isinstance(exc, ValidationException):
-        status, message = 400, str(exc.detail)
-    elif isinstance(exc, HTTPException):
+    elif isinstance(exc, ValidationException):  # the body's shape: litestar names the field in `extra`
+        problems = exc.extra if isinstance(exc.extra, list) else []
+        status, message = 400, "; ".join(f"{p.get('key', 'body')}: {p.get('message')}" for p in problems) or exc.detail
+        param = problems[0].get("key") if problems else None
+    elif isinstance(exc, HTTPException):  # invalid JSON comes here, as a 400
         status, message = exc.status_code, str(exc.detail)
+        if isinstance(exc.__cause__, SerializationException):
+            message = f"request body is not valid JSON: {exc.detail}"
         headers.update(exc.headers or {})
     else:
         log.exception("openai.unhandled", path=request.url.path, error=type(exc).__name__)
