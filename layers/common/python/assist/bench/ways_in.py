@@ -10,11 +10,9 @@ to the process, so the message's embedding is computed, never remembered.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
-from assist.bench.answer import REPLY, serve_in_thread
-from assist.bench.harness import local_parts, ollama_double
+from assist.bench.answer import served_api
 from assist.settings import Settings
 from assist.stats import percentile
 
@@ -30,24 +28,8 @@ BUDGET_MS = 10_000.0  # seed 002: an MCP tool call's whole budget
 def run(settings: Settings, rounds: int = 20, token_delay_ms: float = 0.0) -> dict[str, Any]:
     import anyio
 
-    from assist.api.app import create_app
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
-
-    with (
-        local_parts(settings, Path(".assist/bench/docs-index")) as s,
-        ollama_double(models=["bench-main", "bench-light"]) as llm,
-    ):
-        llm.reply(REPLY)
-        llm.token_delay_s = token_delay_ms / 1000
-        s = s.with_(ollama_host=llm.url, ollama_model_name="bench-main", ollama_model_name_conversational="bench-light")
-        engine = build_engine(s, client("dynamodb", s))
-        engine.warm()
-        base, stop = serve_in_thread(create_app(engine))
-        try:
-            samples = anyio.run(_measure, base, engine, rounds)
-        finally:
-            stop()
+    with served_api(settings, token_delay_ms) as (base, engine):
+        samples = anyio.run(_measure, base, engine, rounds)
     figures = {
         name: {"n": len(v), "p50_ms": percentile(v, 50), "p95_ms": percentile(v, 95)} for name, v in samples.items()
     }
