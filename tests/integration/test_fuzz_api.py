@@ -1,4 +1,5 @@
-"""schemathesis against the served OpenAPI schema: no 5xx, and every 4xx says what is wrong.
+"""schemathesis against the served OpenAPI schema: no 5xx, and every 4xx says what is wrong (`detail`, or
+`error.message` on the OpenAI-compatible routes).
 
 Driven through hypothesis directly (schemathesis' pytest plugin does not run under pytest 9):
 one property per operation of the served schema."""
@@ -49,7 +50,9 @@ def fuzz(base: str, schema, examples: int) -> dict[str, int]:
             where = f"{case.method} {case.path} → {response.status_code}"
             assert response.status_code < 500, f"{where}: {response.text[:200]}"
             if 400 <= response.status_code < 500:
-                assert response.json().get("detail"), f"a 4xx must say what is wrong: {response.text[:300]}"
+                body = response.json()  # the OpenAI-compatible routes say it in OpenAI's error shape
+                said = body.get("detail") or (body.get("error") or {}).get("message")
+                assert said, f"a 4xx must say what is wrong: {response.text[:300]}"
 
         run()
     return seen

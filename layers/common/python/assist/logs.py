@@ -37,7 +37,7 @@ def configure(settings: Settings, force: bool = False) -> None:
         cache_logger_on_first_use=False,
     )
     # One INFO line per HTTP call to Ollama or AWS drowns the engine's own events.
-    for noisy in ("httpx", "botocore", "werkzeug"):
+    for noisy in ("httpx", "httpx2", "botocore", "werkzeug"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     _configured = True
 

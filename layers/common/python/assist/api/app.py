@@ -59,14 +59,20 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
 
+    from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
     from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
 
-    return service(
-        [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes()], settings
-    )
+    extra, lifespan = ways_in(engine, run_ask)
+    routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
+    return service(routes, settings, lifespan=lifespan)
 
 
-def service(route_handlers: list[Any], settings: Settings, title: str = "Assistance engine") -> Litestar:
+def service(
+    route_handlers: list[Any],
+    settings: Settings,
+    title: str = "Assistance engine",
+    lifespan: list[Callable[..., Any]] | None = None,
+) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
     the body limits every route shares."""
 
@@ -87,6 +93,7 @@ def service(route_handlers: list[Any], settings: Settings, title: str = "Assista
         },
         middleware=[BodyLimits(settings.max_body_bytes)],
         openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
+        lifespan=lifespan or [],
         debug=False,
     )
 

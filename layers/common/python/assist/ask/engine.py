@@ -104,6 +104,11 @@ class Engine:
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
 
+    def manifest(self) -> list[Any] | None:
+        """The corpus manifest's entries (ADR 0042); None when the index has none."""
+        corpus = self._corpus() if self._corpus else None
+        return corpus.entries if corpus is not None else None
+
     def warm(self) -> None:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
@@ -111,6 +116,10 @@ class Engine:
         self._retriever()
         if self.settings.ollama_warm_up:
             self._slots.warm_up()
+
+    def retriever(self) -> Retriever:
+        """The index, opened on first use (a search or a lookup outside a turn: the MCP tools)."""
+        return self._retriever()
 
     def transcript(self, session_id: str, owner: str) -> Transcript:
         turns, intents = self._store.transcript(session_id, owner)

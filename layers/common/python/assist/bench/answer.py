@@ -12,12 +12,17 @@ import json
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assist.bench.harness import local_parts, ollama_double
 from assist.settings import Settings
 from assist.stats import percentile
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
 
 # Messages written to be routed to each type as deployed (no declared type): the bench
 # measures the cascade too, and reports which type each one actually took.
@@ -45,42 +50,25 @@ REPLY = " ".join(["token"] * 20)
 def run(settings: Settings, rounds: int = 10, token_delay_ms: float = 10.0) -> dict[str, Any]:
     import httpx
 
-    from assist.api.app import create_app
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
-
     samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     layers: dict[str, Counter] = defaultdict(Counter)
     matched = Counter()
-    with (
-        local_parts(settings, Path(".assist/bench/docs-index")) as s,
-        ollama_double(models=["bench-main", "bench-light"]) as llm,
-    ):
-        llm.reply(REPLY)
-        llm.token_delay_s = token_delay_ms / 1000
-        s = s.with_(ollama_host=llm.url, ollama_model_name="bench-main", ollama_model_name_conversational="bench-light")
-        engine = build_engine(s, client("dynamodb", s))
-        engine.warm()
-        base, stop = serve_in_thread(create_app(engine))
-        try:
-            with httpx.Client(base_url=base, timeout=60) as http:
-                for r in range(rounds + 1):  # round 0 warms every path and is not counted
-                    for intended, messages in MESSAGES.items():
-                        for i, message in enumerate(messages):
-                            session = f"bench-{r}-{intended}-{i}"
-                            if intended == "CONVERSATIONAL":  # something to remember first
-                                _ask(http, session, "How are answers streamed?")
-                            # a text new to the process each round: its embedding is computed, not remembered
-                            m = _ask(http, session, f"{message} ({r})" if r else message)
-                            if r == 0:
-                                continue
-                            t = m["type"]
-                            matched[intended == t] += 1
-                            layers[t][m["layer"]] += 1
-                            for k in ("overhead_ms", "route_event_ms", "first_token_ms"):
-                                samples[t][k].append(m[k])
-        finally:
-            stop()
+    with served_api(settings, token_delay_ms) as (base, _engine), httpx.Client(base_url=base, timeout=60) as http:
+        for r in range(rounds + 1):  # round 0 warms every path and is not counted
+            for intended, messages in MESSAGES.items():
+                for i, message in enumerate(messages):
+                    session = f"bench-{r}-{intended}-{i}"
+                    if intended == "CONVERSATIONAL":  # something to remember first
+                        _ask(http, session, "How are answers streamed?")
+                    # a text new to the process each round: its embedding is computed, not remembered
+                    m = _ask(http, session, f"{message} ({r})" if r else message)
+                    if r == 0:
+                        continue
+                    t = m["type"]
+                    matched[intended == t] += 1
+                    layers[t][m["layer"]] += 1
+                    for k in ("overhead_ms", "route_event_ms", "first_token_ms"):
+                        samples[t][k].append(m[k])
     by_type = {
         t: {
             "n": len(v["overhead_ms"]),
@@ -133,6 +121,30 @@ def _ask(http: Any, session: str, message: str) -> dict[str, Any]:
         "route_event_ms": ((route_at or end) - t0) * 1000,
         "first_token_ms": ((first_at or end) - t0) * 1000,
     }
+
+
+@contextmanager
+def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) -> Iterator[tuple[str, Engine]]:
+    """The API (uvicorn in a thread) over the local parts, its model the Ollama double answering `reply`
+    with `token_delay_ms` per token; yields its base URL and its engine (warm)."""
+    from assist.api.app import create_app
+    from assist.ask.build import build_engine
+    from assist.aws.clients import client
+
+    with (
+        local_parts(settings, Path(".assist/bench/docs-index")) as s,
+        ollama_double(models=["bench-main", "bench-light"]) as llm,
+    ):
+        llm.reply(reply)
+        llm.token_delay_s = token_delay_ms / 1000
+        s = s.with_(ollama_host=llm.url, ollama_model_name="bench-main", ollama_model_name_conversational="bench-light")
+        engine = build_engine(s, client("dynamodb", s))
+        engine.warm()
+        base, stop = serve_in_thread(create_app(engine))
+        try:
+            yield base, engine
+        finally:
+            stop()
 
 
 def serve_in_thread(app: Any) -> tuple[str, Any]:

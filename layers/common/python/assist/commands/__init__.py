@@ -14,4 +14,5 @@ MODULES = [
     "reliability",
     "serverless",
     "insights",
+    "mcp",
 ]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import TYPE_CHECKING, Any
 
 from assist.contracts import Chunk
+
+if TYPE_CHECKING:
+    from assist.index.manifest import Entry
 
 WHOLE_DOCUMENT = "whole_document"
 _COLUMNS = ["id", "doc_id", "title", "heading", "text", "ordinal"]
@@ -36,3 +40,25 @@ def whole_document(table: Any, doc_id: str, budget_chars: int, found_by: tuple[s
             )
         )
     return out
+
+
+def list_documents(table: Any, contains: str = "", entries: list[Entry] | None = None) -> list[dict[str, Any]]:
+    """Every indexed document, by id; those whose id, title or type contains `contains` (case-insensitive)
+    when it is given. From the corpus manifest when the index has one (type, label, key front-matter
+    fields), else from the chunk table (id, title, passages)."""
+    needle = contains.lower()
+    if entries is not None:
+        return [
+            {"doc_id": e.id, "title": e.title}
+            | {k: v for k, v in (("type", e.type), ("label", e.label), ("fields", e.fields)) if v}
+            for e in sorted(entries, key=lambda e: e.id)
+            if needle in e.id.lower() or needle in e.title.lower() or needle in e.type.lower()
+        ]
+    rows = table.search().select(["doc_id", "title"]).limit(None).to_arrow().to_pylist()
+    passages = Counter(r["doc_id"] for r in rows)
+    titles = {r["doc_id"]: r["title"] for r in rows}
+    return [
+        {"doc_id": d, "title": t, "passages": passages[d]}
+        for d, t in sorted(titles.items())
+        if needle in d.lower() or needle in t.lower()
+    ]

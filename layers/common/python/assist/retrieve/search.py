@@ -102,6 +102,11 @@ class Retriever:
         self._catalog: Catalog | None = None
         self._catalog_lock = threading.Lock()
 
+    @property
+    def table(self) -> Any:
+        """The chunk table, for lookups that are not searches (whole documents, the document list)."""
+        return self._table
+
     def fetch(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked (a lookup for cited sources, not a search): the ones this
         process returned lately from memory, the others from the index."""

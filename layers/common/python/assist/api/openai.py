@@ -1,0 +1,313 @@
+"""The OpenAI Chat Completions wire format over the engine: `POST /v1/chat/completions` (plain and
+streamed) and `GET /v1/models`. Translation only — the turn is `/v1/ask`'s (plain) or
+`/v1/ask/stream`'s (streamed); see docs/ways-in.md and ADR 0047.
+
+- The last message is the user's message; the session (stored by the engine) is the conversation,
+  so a client resending its whole history adds one turn per request, never the history again.
+- Session: the `X-Assist-Session` header, else the `user` field, else a stable hash of the caller
+  and the conversation's first user message.
+- Parameters that would change the reply's shape (`n` > 1, `tools`, `logprobs`, a non-text
+  `response_format`) are a 400 naming the parameter; sampling knobs (`temperature`,
+  `max_tokens`, `stop`, …) and unknown fields are ignored: the route's model slot decides.
+- Errors use OpenAI's shape: {"error": {"message", "type", "param", "code"}}.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio
+import msgspec
+from litestar import Request, Response, Router, get, post
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    NotAuthorizedException,
+    SerializationException,
+    ValidationException,
+)
+from litestar.response import ServerSentEvent
+
+from assist.api.answers import cited, engine_fields, stage_detail
+from assist.api.identity import caller
+from assist.contracts import AskRequest, InvalidRequest, QueryType
+from assist.logs import get_logger
+from assist.memory.store import SessionNotFound, StoreUnavailable
+from assist.serverless.execution import ExecutionFailed
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+
+log = get_logger(__name__)
+MODEL = "assist"  # the one model a caller may name: the engine picks the model slot per message
+SESSION_HEADER = "x-assist-session"
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    503: "service_unavailable_error",
+}
+
+
+class ChatMessage(msgspec.Struct):
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+
+
+class ChatRequest(msgspec.Struct):
+    """What we read of a Chat Completions body; other fields are ignored (module docstring)."""
+
+    model: str
+    messages: Annotated[list[ChatMessage], msgspec.Meta(min_length=1)]
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+    user: str | None = None
+    # refused when they ask for what we cannot give
+    n: int | None = None
+    tools: list[Any] | None = None
+    functions: list[Any] | None = None
+    logprobs: bool | None = None
+    response_format: dict[str, Any] | None = None
+    # the engine's own fields (openai clients send them through `extra_body`)
+    query_type: QueryType | None = None
+    extra_context: str | None = None
+    user_info: dict[str, Any] | None = None
+    editor_content: str | None = None
+
+
+class OpenAIError(Exception):
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.param, self.code = status, param, code
+
+
+def chat_router(engine: Engine, run_ask: Callable[[AskRequest, str], Any], streams: bool = True) -> Router:
+    """The two routes, with OpenAI's error shape. `run_ask` answers a plain completion (as /v1/ask does:
+    the state machine on the local stack and in AWS); `streams=False` where responses are buffered
+    (the Ask function behind the HTTP API), so a streamed request is told where streaming is served."""
+    settings = engine.settings
+
+    @get("/models", summary="The models a caller may name (OpenAI wire format)")
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [_model()]}
+
+    @get("/models/{model_id:str}", summary="One model (OpenAI wire format)")
+    async def model(model_id: str) -> dict[str, Any]:
+        _check_model(model_id)
+        return _model()
+
+    @post("/chat/completions", status_code=200, summary="Answer the last user message (OpenAI Chat Completions)")
+    async def completions(data: ChatRequest, request: Request) -> Response[Any]:
+        chat, owner = data, caller(request, settings)
+        ask = to_ask(chat, request.headers.get(SESSION_HEADER), owner)
+        headers = {"X-Assist-Session": ask.session_id}
+        if not chat.stream:
+            answer = msgspec.to_builtins(await anyio.to_thread.run_sync(run_ask, ask, owner))
+            return Response(completion(answer, ask.session_id), headers=headers)
+        if not streams:
+            raise OpenAIError(400, "stream: true is served by the stream URL (AskStreamUrl), not here", "stream")
+        # Phase 1 before the response starts: bad input or a foreign session is a 4xx, not a chunk.
+        state = await anyio.to_thread.run_sync(engine.prepare, ask, owner)
+        events = engine.stream(state)
+        first = await anext(events)
+        usage = bool((chat.stream_options or {}).get("include_usage"))
+        chunks = _chunks(first, events, ask.session_id, usage)
+        return ServerSentEvent(chunks, headers=headers)
+
+    return Router(
+        "/v1",
+        route_handlers=[models, model, completions],
+        # every class the app maps too: the most specific handler wins, whatever its layer
+        exception_handlers=dict.fromkeys(
+            (InvalidRequest, SessionNotFound, StoreUnavailable, ExecutionFailed, ClientException, Exception), _error
+        ),
+        tags=["OpenAI-compatible"],
+    )
+
+
+def to_ask(chat: ChatRequest, header_session: str | None, owner: str) -> AskRequest:
+    """The engine's request for a chat body: the last message, the session, the engine's own fields."""
+    _check_model(chat.model)
+    _refuse_unsupported(chat)
+    if chat.messages[-1].role != "user":
+        raise OpenAIError(400, "the last message must be the user's (role: user): it is the one answered", "messages")
+    last = len(chat.messages) - 1
+    first = next(i for i, m in enumerate(chat.messages) if m.role == "user")
+    session = header_session or chat.user or session_for(owner, _text(chat.messages[first], first))
+    body = {
+        "session_id": session,
+        "message": _text(chat.messages[last], last),
+        "query_type": chat.query_type,
+        "extra_context": chat.extra_context,
+        "user_info": chat.user_info,
+        "editor_content": chat.editor_content,
+    }
+    try:
+        return msgspec.convert({k: v for k, v in body.items() if v is not None}, AskRequest)
+    except msgspec.ValidationError as exc:
+        where = "user" if "session_id" in str(exc) else "messages"
+        raise OpenAIError(400, _session_message(exc) if where == "user" else str(exc), where) from exc
+
+
+def session_for(owner: str, first_message: str) -> str:
+    """The session of a conversation that names none: the same caller and first message, the same session."""
+    return "chat-" + hashlib.sha256(f"{owner}\n{first_message}".encode()).hexdigest()[:32]
+
+
+def completion(answer: dict[str, Any], session_id: str) -> dict[str, Any]:
+    usage = _usage(answer["trace"])
+    return {
+        "id": _completion_id(answer),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": answer["answer"] + cited(answer["sources"])},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+        "assist": engine_fields(answer, session_id),
+    }
+
+
+async def _chunks(
+    first: tuple[str, dict[str, Any]],
+    rest: AsyncGenerator[tuple[str, dict[str, Any]], None],
+    session_id: str,
+    include_usage: bool,
+) -> AsyncIterator[str]:
+    """`chat.completion.chunk`s: the role (with the route in `assist`), one per token, the sources
+    footer, the finish (with the whole `assist` field), the usage when asked, then `[DONE]`."""
+    name, route = first
+    base = {"id": f"chatcmpl-{session_id}-{int(time.time() * 1000)}", "created": int(time.time()), "model": MODEL}
+    try:
+        yield _sse(_chunk(base, {"role": "assistant", "content": ""}, assist={"route": route}))
+        async for name, payload in rest:
+            if name == "token":
+                yield _sse(_chunk(base, {"content": payload["text"]}))
+            elif name == "done":
+                if footer := cited(payload["sources"]):
+                    yield _sse(_chunk(base, {"content": footer}))
+                yield _sse(_chunk(base, {}, "stop", engine_fields(payload, session_id)))
+                if include_usage:
+                    usage = _usage(payload["trace"])
+                    yield _sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+    except Exception as exc:  # the status line is sent: a failure can only be an error chunk
+        log.exception("openai.stream_failed", error=type(exc).__name__)
+        yield _sse(_error_body(500, f"{type(exc).__name__}: the answer could not be completed"))
+    finally:
+        await rest.aclose()  # a client gone mid-stream: the engine closes the model stream and writes the turn
+    yield "[DONE]"
+
+
+def _chunk(
+    base: dict[str, Any], delta: dict[str, Any], finish: str | None = None, assist: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    out = {
+        **base,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+    }
+    return {**out, "assist": assist} if assist is not None else out
+
+
+def _sse(obj: dict[str, Any]) -> str:
+    """One `data:` line's JSON (the event stream adds `data: ` and the blank line)."""
+    return msgspec.json.encode(obj).decode()
+
+
+def _usage(trace: dict[str, Any]) -> dict[str, int]:
+    """Token counts as the model reported them (zero when no model answered)."""
+    reported = stage_detail(trace, "generate").get("usage") or {}
+    prompt, completion_ = int(reported.get("prompt_eval_count", 0)), int(reported.get("eval_count", 0))
+    return {"prompt_tokens": prompt, "completion_tokens": completion_, "total_tokens": prompt + completion_}
+
+
+def _completion_id(answer: dict[str, Any]) -> str:
+    return f"chatcmpl-{answer['trace'].get('request_id', '')}"
+
+
+def _model() -> dict[str, Any]:
+    return {"id": MODEL, "object": "model", "created": 0, "owned_by": "assist"}
+
+
+def _check_model(name: str) -> None:
+    if name != MODEL:
+        message = f"The model `{name}` does not exist; GET /v1/models lists `{MODEL}`"
+        raise OpenAIError(404, message, "model", "model_not_found")
+
+
+def _refuse_unsupported(chat: ChatRequest) -> None:
+    refused = [
+        ("n", chat.n not in (None, 1), "one answer per request: n must be 1"),
+        ("tools", bool(chat.tools), "tool calling is not supported: the engine answers from its docs"),
+        ("functions", bool(chat.functions), "function calling is not supported: the engine answers from its docs"),
+        ("logprobs", bool(chat.logprobs), "logprobs are not available"),
+        (
+            "response_format",
+            (chat.response_format or {}).get("type", "text") != "text",
+            "only text answers (response_format type text) are supported",
+        ),
+    ]
+    for param, bad, why in refused:
+        if bad:
+            raise OpenAIError(400, f"unsupported parameter {param}: {why}", param, "unsupported_parameter")
+
+
+def _text(message: ChatMessage, index: int) -> str:
+    """A message's text: a string, or text content parts joined."""
+    if isinstance(message.content, str):
+        return message.content
+    parts = message.content or []
+    if any(p.get("type") != "text" for p in parts):
+        raise OpenAIError(400, "only text content parts are supported", f"messages[{index}].content")
+    return "\n".join(str(p.get("text", "")) for p in parts)
+
+
+def _session_message(exc: Exception) -> str:
+    return f"the session (X-Assist-Session header or `user` field) must be 1-128 of letters, digits and _ . : - ({exc})"
+
+
+def _error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+    kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def _error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    """Every failure of these routes in OpenAI's shape, with the status the rest of the API gives it."""
+    headers: dict[str, str] = {}
+    param = code = None
+    if isinstance(exc, OpenAIError):
+        status, message, param, code = exc.status, str(exc), exc.param, exc.code
+    elif isinstance(exc, InvalidRequest):
+        status, message, param = 400, str(exc), "messages"
+    elif isinstance(exc, SessionNotFound):
+        status, message, code = 404, str(exc), "session_not_found"
+    elif isinstance(exc, StoreUnavailable | ExecutionFailed):
+        status, message, code = 503, str(exc), "service_unavailable"
+        headers["Retry-After"] = str(exc.retry_after_s)
+    elif isinstance(exc, NotAuthorizedException):
+        status, message, code = 401, str(exc.detail), "no_caller_identity"
+    elif isinstance(exc, ValidationException):  # the body's shape: litestar names the field in `extra`
+        problems = exc.extra if isinstance(exc.extra, list) else []
+        status, message = 400, "; ".join(f"{p.get('key', 'body')}: {p.get('message')}" for p in problems) or exc.detail
+        param = problems[0].get("key") if problems else None
+    elif isinstance(exc, HTTPException):  # invalid JSON comes here, as a 400
+        status, message = exc.status_code, str(exc.detail)
+        if isinstance(exc.__cause__, SerializationException):
+            message = f"request body is not valid JSON: {exc.detail}"
+        headers.update(exc.headers or {})
+    else:
+        log.exception("openai.unhandled", path=request.url.path, error=type(exc).__name__)
+        status, message = 500, "internal error; see the server log"
+    return Response(_error_body(status, message, param, code), status_code=status, headers=headers)
