@@ -47,7 +47,7 @@ from assist.trace import stage
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
-    from assist.memory.store import SessionStore
+    from assist.memory.store import Store
     from assist.retrieve.search import Retriever
     from assist.settings import Settings
 
@@ -77,7 +77,7 @@ class Engine:
     def __init__(
         self,
         settings: Settings,
-        store: SessionStore,
+        store: Store,
         cascade: Cascade,
         slots: ModelSlots,
         retriever: Callable[[], Retriever],

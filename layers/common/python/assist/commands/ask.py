@@ -27,11 +27,14 @@ def run(args: argparse.Namespace) -> int:
     import msgspec
 
     from assist.ask.build import build_engine
-    from assist.aws.clients import client
+    from assist.aws.resources import TEMPLATE
     from assist.contracts import AskRequest
+    from assist.embed import build_embedder
+    from assist.index.store import ensure_index
 
     s = settings()
-    engine = build_engine(s, client("dynamodb", s))
+    engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
+    ensure_index(s, lambda: build_embedder(s), TEMPLATE.parent / "docs")  # the checkout's docs, on first use
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
     try:
