@@ -18,10 +18,14 @@ ASSIST = Path(sys.executable).with_name("assist")
 CLOUD = ("AWS_", "INDEX_", "SESSIONS_", "INTENT_", "OLLAMA_", "BUCKET", "SESSION_STORE")
 
 
-def ask(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def assist(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLOUD)}
-    env.update(EMBED_MODEL_DIR=str(MODEL_DIR), LOG_LEVEL="WARNING")
-    return subprocess.run([str(ASSIST), "ask", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    env.update(EMBED_MODEL_DIR=str(MODEL_DIR), LOG_LEVEL="WARNING", EXPORT_SETTLE_S="0")
+    return subprocess.run([str(ASSIST), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def ask(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return assist(cwd, "ask", *args)
 
 
 def test_two_turns_of_one_session_without_a_stack_or_cloud_variables(tmp_path, docs_index):
@@ -36,6 +40,10 @@ def test_two_turns_of_one_session_without_a_stack_or_cloud_variables(tmp_path, d
     assert body["route"]["type"] == "CONVERSATIONAL"
     assert "How is the engine configured?" in body["answer"]  # remembered across processes, from the file
     assert (tmp_path / ".assist/sessions.sqlite3").is_file()
+    export = assist(tmp_path, "export", "--force", "--json")  # the label export reads the same file
+    assert export.returncode == 0, export.stderr[-1500:]
+    assert json.loads(export.stdout)["records"] == 2
+    assert len(list((tmp_path / ".assist/labels").rglob("*.jsonl"))) == 1
 
 
 def test_a_store_error_says_what_to_do_not_to_retry(tmp_path, docs_index):

@@ -95,7 +95,7 @@ class FileSessionStore(Store):
     # -- reads -------------------------------------------------------------------
     @file_guarded
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
+        rows = self.connection().execute(
             f"SELECT item FROM {SESSIONS} WHERE session_id = ? AND turn > ? ORDER BY turn DESC LIMIT ?",
             (session_id, HEADER_TURN, limit),
         )
@@ -103,10 +103,10 @@ class FileSessionStore(Store):
 
     @file_guarded
     def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
-        header = self.item(self._conn(), SESSIONS, session_id, HEADER_TURN)
+        header = self.item(self.connection(), SESSIONS, session_id, HEADER_TURN)
         if not header or header.get("owner") != owner:
             raise SessionNotFound(session_id)
-        rows = self._conn().execute(
+        rows = self.connection().execute(
             f"SELECT item FROM {HISTORY} WHERE session_id = ? ORDER BY turn LIMIT ?", (session_id, limit)
         )
         return self.messages(session_id, limit=limit), [json.loads(r[0]) for r in rows.fetchall()]
@@ -147,7 +147,7 @@ class FileSessionStore(Store):
             return True
         except sqlite3.IntegrityError:
             pass  # the key is taken: by this very request (a retry), or by another one
-        existing = self.item(self._conn(), SESSIONS, *key) or {}
+        existing = self.item(self.connection(), SESSIONS, *key) or {}
         if existing.get("request_id") == turn.request_id:
             log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
             return False
@@ -158,7 +158,7 @@ class FileSessionStore(Store):
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start: the reads inside it see
         what no other writer can change before it commits."""
-        with _write(self._conn()) as db:
+        with _write(self.connection()) as db:
             yield db
 
     @staticmethod
@@ -166,7 +166,7 @@ class FileSessionStore(Store):
         row = db.execute(f"SELECT item FROM {table} WHERE session_id = ? AND turn = ?", (session_id, turn)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def _conn(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
