@@ -129,3 +129,21 @@ def test_the_file_store_keeps_its_guarantees_across_processes(tmp_path: Path):
     assert [t["turn"] for t in turns] == list(range(1, 46))
     assert len({t["request_id"] for t in turns}) == 45
     assert [i["turn"] for i in intents] == list(range(1, 46))
+
+
+def test_the_sessions_bench_times_both_stores_side_by_side(base_settings):
+    from assist.bench.figures import render
+    from assist.bench.sessions import run
+    from assist.commands.bench import sessions_table
+
+    result = run(base_settings, turns=3)
+    for store in ("file", "dynamodb"):
+        assert set(result[store]) == {"recent_p50_ms", "begin_turn_p50_ms", "append_turn_p50_ms"}
+        assert all(v > 0 for v in result[store].values())
+    r = result["ratio_file_to_dynamodb"]["append_turn_p50_ms"]
+    assert r == pytest.approx(result["file"]["append_turn_p50_ms"] / result["dynamodb"]["append_turn_p50_ms"], abs=1e-3)
+    assert [line.split()[0] for line in render(sessions_table(result)).splitlines()[1:4]] == [
+        "recent",
+        "begin_turn",
+        "append_turn",
+    ]

@@ -60,6 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_cold_start)
 
+    p = b.add_parser("sessions", help="the session store's calls per turn: the embedded file beside DynamoDB (moto)")
+    p.add_argument("--turns", type=int, default=200, help="turns of one session per store (median; default 200)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_sessions)
+
     p = b.add_parser(
         "statemachine", help="the local Lambda endpoint's per-hop cost and a state machine ask against in-process"
     )
@@ -276,3 +281,18 @@ def statemachine_table(result: dict[str, Any]) -> Table:
     ]
     notes = [f"medians of {result['runs']} runs"]
     return Table(("path", "local stack ms", "in-process ms", "overhead ms", "× in-process"), rows, notes)
+
+
+def run_sessions(args: argparse.Namespace) -> int:
+    from assist.bench.sessions import run
+
+    return _show(run(settings(log_level="WARNING"), turns=args.turns), args, sessions_table)
+
+
+def sessions_table(result: dict[str, Any]) -> Table:
+    from assist.bench.figures import Table
+
+    file, dynamodb, ratio = result["file"], result["dynamodb"], result["ratio_file_to_dynamodb"]
+    rows = [(k.removesuffix("_p50_ms"), file[k], dynamodb[k], ratio[k]) for k in file]
+    notes = [f"medians of {result['turns']} turns of one session, in one process"]
+    return Table(("call", "file p50 ms", "DynamoDB (moto) p50 ms", "× DynamoDB"), rows, notes)
