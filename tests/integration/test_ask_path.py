@@ -174,23 +174,6 @@ def test_concurrent_turns_of_one_session_never_overwrite_each_other(api, llm_set
     assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 8
 
 
-def test_a_retried_write_of_the_same_turn_is_not_duplicated(llm_settings, session_id):
-    from assist.contracts import IntentEntry, QueryType
-    from assist.memory.store import SessionStore, Turn, TurnConflict
-
-    store = SessionStore(
-        client("dynamodb", llm_settings), llm_settings.sessions_table, llm_settings.intent_history_table
-    )
-    n = store.begin_turn(session_id, "me")
-    turn = Turn(session_id, n, "req-1", "hello", "hi", IntentEntry(QueryType.RETRIEVAL, "hello"))
-    assert store.append_turn(turn) is True
-    assert store.append_turn(turn) is False  # e.g. a Step Functions retry after the write succeeded
-    with pytest.raises(TurnConflict):
-        store.append_turn(Turn(session_id, n, "req-2", "other", "x", IntentEntry(QueryType.RETRIEVAL, "other")))
-    assert len(turns(llm_settings, llm_settings.sessions_table, session_id)) == 1
-    assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 1
-
-
 def test_platform_facts_answer_is_not_stored_when_no_model_answers(docs_index: Settings, session_id):
     engine = build_engine(docs_index, client("dynamodb", docs_index))  # no Ollama
     with serve(create_app(engine)) as base:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from assist.bench.figures import render
+from assist.commands.bench import cold_start_table, statemachine_table
 from tests.conftest import MODEL_DIR
 
 pytestmark = pytest.mark.integration
@@ -47,6 +49,10 @@ def test_cold_start_reports_every_function_against_its_budget(tmp_path):
     assert out["retrieve"]["installed_mb"] > out["classify"]["installed_mb"] > out["export"]["installed_mb"] > 0
     assert out["export"]["model_mb"] == 0
     assert out["retrieve"]["model_mb"] > 10  # the ONNX model is baked into the images that embed
+    # without --json, the same figures as a table: a row per function, its ratio beside its budget
+    rows = {line.split()[0]: line.split() for line in render(cold_start_table(out)).splitlines()[1:5]}
+    assert set(rows) == set(budgets)
+    assert [float(rows["retrieve"][4]), float(rows["retrieve"][5])] == [3.0, out["retrieve"]["ratio"]]
 
 
 def test_statemachine_bench_compares_hops_and_asks_with_their_in_process_baseline(tmp_path):
@@ -56,3 +62,5 @@ def test_statemachine_bench_compares_hops_and_asks_with_their_in_process_baselin
     for r in out["ask"].values():
         assert r["state_machine_ms"] > 0
         assert r["in_process_ms"] > 0
+    table = render(statemachine_table(out)).splitlines()
+    assert [line.split()[:2] for line in table[3:5]] == [["ask", "PLATFORM"], ["ask", "RETRIEVAL"]]

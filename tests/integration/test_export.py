@@ -11,23 +11,39 @@ from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
 from assist.contracts import AskRequest, QueryType
-from assist.export.labels import LabelExporter
+from assist.export.labels import FileHistory, LabelExporter
 from assist.export.sink import LocalSink, S3Sink
+from assist.memory.file import FileSessionStore
 from assist.settings import Settings
 
 pytestmark = pytest.mark.integration
 SECRET = "ACCT-SECRET-7731"
 
 
-@pytest.fixture
-def env(docs_index: Settings, request):
+def tables(docs_index: Settings, request) -> Settings:
     """Fresh tables per test: the export counts every turn in them."""
     tag = request.node.name[-20:].replace("[", "-").replace("]", "")
-    s = docs_index.with_(
+    return docs_index.with_(
         sessions_table=f"s-{tag}", intent_history_table=f"h-{tag}", export_settle_s=0.0, classifier_export_threshold=500
     )
+
+
+@pytest.fixture
+def env(docs_index: Settings, request):
+    s = tables(docs_index, request)
     ensure_resources(s, client("dynamodb", s), client("s3", s))
     return s, build_engine(s, client("dynamodb", s))
+
+
+@pytest.fixture(params=["dynamodb", "file"])
+def stores(docs_index: Settings, request, tmp_path):
+    """The engine writing to DynamoDB or to the embedded store, and `exporter(sink)` reading the same store."""
+    if request.param == "dynamodb":
+        s, engine = request.getfixturevalue("env")
+        return engine, lambda sink: LabelExporter(s, client("dynamodb", s), sink)
+    s = tables(docs_index, request).with_(session_store="file", session_store_file=str(tmp_path / "s.sqlite3"))
+    history = FileHistory(FileSessionStore(s.session_store_file))
+    return build_engine(s), lambda sink: LabelExporter(s, None, sink, history)
 
 
 def ask_many(engine, sessions: int, turns: int = 1, prefix: str = "s") -> int:
@@ -69,12 +85,11 @@ class CrashingSink(LocalSink):
         raise Crash("after write")
 
 
-def test_incremental_export_of_600_sessions(env, tmp_path):
-    s, engine = env
+def test_incremental_export_of_600_sessions(stores, tmp_path):
+    engine, exporter = stores
     asked = ask_many(engine, 600)
     sink = LocalSink(tmp_path / "labels")
-    ddb = client("dynamodb", s)
-    first = LabelExporter(s, ddb, sink).run()
+    first = exporter(sink).run()
     assert first.exported
     assert (first.sessions, first.records) == (600, asked)
     recs = lines(sink)
@@ -88,35 +103,34 @@ def test_incremental_export_of_600_sessions(env, tmp_path):
     assert {r["type"] for r in recs} == {"PLATFORM", "CONVERSATIONAL"}
     assert all(r["session"] != "s1" and len(r["session"]) == 20 for r in recs)
 
-    second = LabelExporter(s, ddb, sink).run()
+    second = exporter(sink).run()
     assert (second.exported, second.records) == (False, 0)
     assert len(lines(sink)) == asked
 
     new = ask_many(engine, 5, turns=2, prefix="later")
-    below = LabelExporter(s, ddb, sink).run()
+    below = exporter(sink).run()
     assert (below.exported, below.sessions) == (False, 5), "5 new sessions are below the threshold"
-    third = LabelExporter(s, ddb, sink).run(force=True)
+    third = exporter(sink).run(force=True)
     assert third.records == new
     assert len(lines(sink)) == asked + new
     assert sorted({r["turn"] for r in lines(sink) if r["time"] > first.watermark}) == [1, 2]
 
 
 @pytest.mark.parametrize("mode", ["after_write", "halfway"])
-def test_a_crash_leaves_exactly_one_copy_after_the_next_run(env, tmp_path, mode):
-    s, engine = env
+def test_a_crash_leaves_exactly_one_copy_after_the_next_run(stores, tmp_path, mode):
+    engine, exporter = stores
     asked = ask_many(engine, 12, turns=2)
-    ddb = client("dynamodb", s)
     with pytest.raises(Crash):
-        LabelExporter(s, ddb, CrashingSink(tmp_path / "labels", mode)).run(force=True)
+        exporter(CrashingSink(tmp_path / "labels", mode)).run(force=True)
     ask_many(engine, 3, prefix="during")  # turns that arrive between the crash and the re-run
     sink = LocalSink(tmp_path / "labels")
-    rerun = LabelExporter(s, ddb, sink).run()
+    rerun = exporter(sink).run()
     assert rerun.resumed
     assert rerun.records == asked
     recs = lines(sink)
     assert len(recs) == asked
     assert len({r["id"] for r in recs}) == asked
-    rest = LabelExporter(s, ddb, sink).run(force=True)
+    rest = exporter(sink).run(force=True)
     assert rest.records == 3
     assert len({r["id"] for r in lines(sink)}) == len(lines(sink)) == asked + 3
 

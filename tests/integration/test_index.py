@@ -74,3 +74,20 @@ def test_index_on_s3_via_the_moto_server(base_settings, embedder, tmp_path):
     result = Retriever(open_table(s, embedder), embedder).search("Which environment variable sets the light model?")
     assert result.chunks
     assert "configuration" in {c.doc_id for c in result.chunks}
+
+
+def test_the_first_use_builds_a_missing_index_and_leaves_an_existing_one(base_settings, embedder, tmp_path):
+    from assist.index.store import ensure_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Quotas\n\nEach plan has a monthly quota of calls.\n")
+    s = base_settings.with_(index_uri=str(tmp_path / "index"))
+    built = []
+    stats = ensure_index(s, lambda: built.append(1) or embedder, docs)
+    assert stats is not None
+    assert stats.chunks >= 1
+    assert open_table(s, embedder).count_rows() == stats.chunks
+    (docs / "b.md").write_text("# Later\n\nAdded after the first use.\n")
+    assert ensure_index(s, lambda: built.append(1) or embedder, docs) is None  # present: `assist index` refreshes
+    assert built == [1]  # the embedder is built only when there is something to index

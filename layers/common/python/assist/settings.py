@@ -24,7 +24,23 @@ NO_MODEL = frozenset({"none", "off"})
 #: the last part of a CLASSIFIER_MODEL_PATH that names a model registry's pointer rather than an artifact
 REGISTRY_POINTER = "current"
 #: fields computed from the environment rather than read from a variable of their own
-DERIVED = ("in_cloud", "ollama_host_explicit")
+DERIVED = ("in_cloud", "ollama_host_explicit", "aws_configured")
+#: SESSION_STORE values; `auto` picks DynamoDB when AWS is configured (ADR 0044)
+SESSION_STORES = ("auto", "dynamodb", "file")
+#: variables that say "this process talks to AWS": with any of them set, SESSION_STORE=auto means DynamoDB
+AWS_SIGNALS = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_LAMBDA_FUNCTION_NAME",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "SESSIONS_TABLE",
+    "INTENT_HISTORY_TABLE",
+)
 
 
 class SettingsError(AssistError, ValueError):
@@ -92,6 +108,11 @@ class Settings:
     aws_access_key_id: str | None = field(default=None, repr=False)
     aws_secret_access_key: str | None = field(default=None, repr=False)
     session_ttl_days: int = 30
+    # where sessions and intent history live: auto | dynamodb | file (one SQLite file, ADR 0044)
+    session_store: str = "auto"
+    session_store_file: str = ".assist/sessions.sqlite3"
+    # True when the environment names AWS (any of AWS_SIGNALS): `auto` then means DynamoDB
+    aws_configured: bool = field(default=False)
 
     # --- API ----------------------------------------------------------------------
     ask_state_machine_arn: str | None = None  # set: POST /v1/ask runs the ask state machine (the Ask function)
@@ -132,6 +153,15 @@ class Settings:
         return None
 
     @property
+    def session_backend(self) -> str:
+        """`dynamodb` or `file`: SESSION_STORE, or for `auto` DynamoDB whenever AWS is configured (an
+        endpoint, credentials, a region, a table name, or running in Lambda), else the embedded file."""
+        if self.session_store != "auto":
+            return self.session_store
+        aws = self.aws_configured or self.aws_endpoint_url or self.aws_access_key_id
+        return "dynamodb" if aws else "file"
+
+    @property
     def index_is_s3(self) -> bool:
         return self.index_uri.startswith("s3://")
 
@@ -165,6 +195,10 @@ class Settings:
             values["aws_region"] = region
         values["in_cloud"] = bool(env.get("AWS_LAMBDA_FUNCTION_NAME") or env.get("ASSIST_IN_CONTAINER"))
         values["ollama_host_explicit"] = "ollama_host" in values
+        values["aws_configured"] = any(env.get(name) for name in AWS_SIGNALS)
+        store = values["session_store"] = str(values.get("session_store", "auto")).strip().lower()
+        if store not in SESSION_STORES:
+            raise SettingsError(f"SESSION_STORE={store!r}: use one of {'|'.join(SESSION_STORES)}")
         if str(values.get("classifier_model_path", "")).lower() in NO_MODEL:
             values["classifier_model_path"] = None
         return cls(**values)
@@ -183,6 +217,7 @@ class Settings:
             "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
             "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,
             "LOCAL_MODE": "true" if self.local_mode else "",
+            "SESSION_STORE": "dynamodb" if self.aws_endpoint_url else "",
         }
         return {k: v for k, v in out.items() if v}
 

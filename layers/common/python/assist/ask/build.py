@@ -51,16 +51,18 @@ def once(factory: Callable[[], T]) -> Callable[[], T]:
     return Lazy(factory).get
 
 
-def build_engine(settings: Settings, dynamodb: Any, s3: Any = None) -> Engine:
-    """`dynamodb` is a client, or a `Lazy` one when the caller wants boto3 deferred to the first store call."""
+def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> Engine:
+    """The session store is the one SESSION_STORE names (`open_store`). For DynamoDB, `dynamodb` is a
+    client, a `Lazy` one when the caller wants boto3 deferred to the first store call, or None: one
+    built from the settings on that call."""
     from assist.ask.engine import Engine
 
     embedder = lazy_embedder(settings)
 
     def store() -> Any:
-        from assist.memory.store import SessionStore
+        from assist.memory.store import open_store
 
-        return SessionStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+        return open_store(settings, dynamodb)
 
     def slots() -> Any:
         from assist.answer.llm import ModelSlots

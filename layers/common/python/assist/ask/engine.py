@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
     from assist.embed.base import Embedder
-    from assist.memory.store import SessionStore
+    from assist.memory.store import Store
     from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
     from assist.settings import Settings
@@ -87,7 +87,7 @@ class Engine:
     def __init__(
         self,
         settings: Settings,
-        store: SessionStore,
+        store: Store,
         cascade: Cascade,
         slots: ModelSlots,
         retriever: Callable[[], Retriever],

@@ -1,18 +1,5 @@
 """`assist` subcommands, one module per area. Each module's `register(sub)` adds its parsers (its
-`assist eval …` and `assist bench …` ones through `common.group`); heavy imports happen inside the
+`assist eval …` ones through `common.group`; every `assist bench …` is in bench.py); heavy imports happen inside the
 command functions, so `assist --help` stays instant."""
 
-MODULES = [
-    "index",
-    "local",
-    "model",
-    "classify",
-    "retrieval",
-    "corpus",
-    "ask",
-    "export",
-    "reliability",
-    "serverless",
-    "insights",
-    "mcp",
-]
+MODULES = ["index", "local", "model", "classify", "retrieval", "corpus", "ask", "export", "insights", "mcp", "bench"]

@@ -4,7 +4,7 @@ import argparse
 import sys
 import uuid
 
-from assist.commands.common import emit, group, settings
+from assist.commands.common import emit, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,18 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stream", action="store_true", help="print tokens as the model produces them")
     p.add_argument("--json", action="store_true", help="print the whole answer as one JSON object")
     p.set_defaults(func=run)
-    register_bench(sub)
 
 
 def run(args: argparse.Namespace) -> int:
     import msgspec
 
     from assist.ask.build import build_engine
-    from assist.aws.clients import client
+    from assist.aws.resources import TEMPLATE
     from assist.contracts import AskRequest
+    from assist.embed import build_embedder
+    from assist.index.store import ensure_index
 
     s = settings()
-    engine = build_engine(s, client("dynamodb", s))
+    engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
+    ensure_index(s, lambda: build_embedder(s), TEMPLATE.parent / "docs")  # the checkout's docs, on first use
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
     try:
@@ -82,19 +84,3 @@ def _print_route(route: dict, session: str, degraded: list[str]) -> None:
 def _print_sources(sources: list[dict]) -> None:
     for i, src in enumerate(sources, 1):
         print(f"  [{i}] {src['title']} — {src['heading'] or src['title']} ({src['id']})")
-
-
-def register_bench(sub: argparse._SubParsersAction) -> None:
-    b = group(sub, "bench")
-    p = b.add_parser("answer", help="our overhead per type, time to the route event and to the first token")
-    p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--token-delay-ms", type=float, default=10.0)
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=run_bench)
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.bench.answer import run as bench
-
-    emit(bench(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms))
-    return 0

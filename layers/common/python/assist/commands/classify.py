@@ -1,4 +1,4 @@
-"""`assist classifier train|cv|eval|promote|rollback|versions`, `assist eval routing` and `assist bench classify`."""
+"""`assist classifier train|cv|eval|promote|rollback|versions` and `assist eval routing`."""
 
 from __future__ import annotations
 
@@ -102,12 +102,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", required=True, help="routing JSONL (data/routing/README.md)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run_eval_routing)
-    p = group(sub, "bench").add_parser("classify", help="per-layer warm latency and cold start, beside their budgets")
-    p.add_argument("--dataset", default="data/routing/holdout.jsonl", help="messages to time (labels unused)")
-    p.add_argument("--repeats", type=int, default=200, help="rules-layer calls")
-    p.add_argument("--cold-runs", type=int, default=3, help="fresh processes for the cold start")
-    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    p.set_defaults(func=run_bench)
 
 
 def _s3(s: Settings, *paths: str | None) -> Any:
@@ -247,18 +241,5 @@ def run_eval_routing(args: argparse.Namespace) -> int:
     cascade = build_cascade(s, s3=_s3(s, path))
     result = eval_routing(cascade, read_examples(args.dataset))
     result["layers_on"] = {"embedding": path, "llm": s.classifier_llm_model if s.ollama_host_explicit else None}
-    report(result, args.json)
-    return 0
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.classify import bench
-    from assist.classify.data import read_examples
-
-    s = settings(log_level="WARNING")  # the figures are decisions, not log I/O
-    result = bench.warm(s, read_examples(args.dataset), repeats=args.repeats)
-    result["cold_start"] = bench.cold(runs=args.cold_runs)
-    result["budgets"] = bench.BUDGETS
-    result["ratios"] = bench.ratios(result)
     report(result, args.json)
     return 0

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from assist.commands.common import emit, group, settings
+from assist.commands.common import emit, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -11,12 +11,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="directory or s3:// prefix (default: CLASSIFIER_EXPORT_DIR)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
-    b = group(sub, "bench")
-    be = b.add_parser("export", help="label export over N history entries: time and read units vs a full scan")
-    be.add_argument("--entries", type=int, default=100_000)
-    be.add_argument("--sessions", type=int, default=20_000)
-    be.add_argument("--json", action="store_true")
-    be.set_defaults(func=run_bench)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,11 +27,4 @@ def run(args: argparse.Namespace) -> int:
             f"{verb}: {result.records} records from {result.sessions} sessions into {len(result.files)} files; "
             f"watermark {result.watermark or '(none)'}"
         )
-    return 0
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.bench.export import run as bench
-
-    emit(bench(settings(log_level="WARNING"), entries=args.entries, sessions=args.sessions))
     return 0

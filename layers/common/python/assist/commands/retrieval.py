@@ -1,4 +1,4 @@
-"""`assist eval retrieval`, `assist eval docs-corpus` and `assist bench retrieval`."""
+"""`assist eval retrieval` and `assist eval docs-corpus`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from assist.commands.common import emit, group, report, settings
+from assist.commands.common import group, report, settings
 
 STRATEGIES = ("fts", "vector", "rrf", "adaptive")
 
@@ -34,12 +34,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     dc.add_argument("path", nargs="?", default="docs")
     dc.add_argument("--out", default="-", help="file to write (default: stdout)")
     dc.set_defaults(func=run_docs_corpus)
-    be = group(sub, "bench")
-    b = be.add_parser("retrieval", help="fts, vector, LanceDB rrf and adaptive latency on N generated chunks")
-    b.add_argument("--rows", type=int, default=10_000, help="chunks in the generated corpus (default 10,000)")
-    b.add_argument("--docs", default="docs", help="folder whose vocabulary the generated texts use")
-    b.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    b.set_defaults(func=run_bench)
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -83,21 +77,4 @@ def run_docs_corpus(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         Path(args.out).write_text(text, encoding="utf-8")
-    return 0
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.retrieve.bench import run
-
-    result = run(settings(log_level="WARNING"), args.rows, Path(args.docs))
-    if args.json:
-        emit(result)
-        return 0
-    print(f"{args.rows} chunks; query embedding p50 {result['query_embedding']['p50_ms']} ms (not included below)")
-    for where in ("local", "s3"):
-        r = result[where]
-        print(f"{where}: build {r['build_s']} s")
-        for name in STRATEGIES:
-            print(f"  {name:<9} p50 {r[name]['p50_ms']:>8} ms   p95 {r[name]['p95_ms']:>8} ms")
-        print(f"  adaptive / rrf at p50: ×{r['adaptive']['ratio_to_rrf']} (budget ×1.2; local p50 budget 30 ms)")
     return 0

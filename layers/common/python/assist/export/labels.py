@@ -26,6 +26,7 @@ from assist.aws.capacity import batch_get_units, query_units
 from assist.errors import AssistError
 from assist.export.redact import redact
 from assist.logs import get_logger
+from assist.memory.file import HISTORY, FileSessionStore
 from assist.memory.store import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY
 
 if TYPE_CHECKING:
@@ -33,7 +34,10 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-WATERMARK_KEY = {"session_id": {"S": "#export"}, "turn": {"N": "0"}}  # '#' never starts a user session id
+WATERMARK = ("#export", 0)  # '#' never starts a user session id
+WATERMARK_KEY = {"session_id": {"S": WATERMARK[0]}, "turn": {"N": str(WATERMARK[1])}}
+NEVER = 2**62  # the embedded store's watermark row never expires
+BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
 SCHEMA_VERSION = 1
 
 
@@ -64,16 +68,22 @@ def part_name(day: str, start: str, end: str) -> str:
 
 
 class LabelExporter:
-    def __init__(self, settings: Settings, dynamodb: Any, sink: Sink) -> None:
+    """`dynamodb`: the client of the DynamoDB tables; `history` instead, another store's history
+    (`FileHistory`: the embedded store)."""
+
+    def __init__(self, settings: Settings, dynamodb: Any, sink: Sink, history: History | None = None) -> None:
         self._s = settings
-        self._db = dynamodb
+        self._history = history or DynamoHistory(settings, dynamodb)
         self._sink = sink
-        self.read_units = 0.0
+
+    @property
+    def read_units(self) -> float:
+        return self._history.read_units
 
     def run(self, force: bool = False, now: datetime | None = None) -> ExportResult:
         t0 = time.perf_counter()
         now = now or datetime.now(UTC)
-        mark = self._watermark()
+        mark = self._history.watermark()
         pending = mark.get("pending")
         start = (
             pending["start"]
@@ -81,8 +91,8 @@ class LabelExporter:
             else mark.get("watermark") or _iso(now - timedelta(days=self._s.session_ttl_days))
         )
         end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export_settle_s))
-        entries = self._entries(start, end) if end > start else []
-        sessions = {e["session_id"]["S"] for e in entries}
+        entries = self._history.entries(start, end) if end > start else []
+        sessions = {e["session_id"] for e in entries}
         result = ExportResult(
             sessions=len(sessions),
             records=0,
@@ -101,55 +111,17 @@ class LabelExporter:
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
         if not pending:
-            self._claim(mark.get("watermark"), start, end, sorted(parts))
+            self._history.claim(mark.get("watermark"), start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))
-        self._commit(end)
+        self._history.commit(end)
         result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
 
-    # -- DynamoDB -------------------------------------------------------------------
-    def _watermark(self) -> dict[str, Any]:
-        from boto3.dynamodb.types import TypeDeserializer
-
-        item = self._db.get_item(
-            TableName=self._s.intent_history_table,
-            Key=WATERMARK_KEY,
-            ConsistentRead=True,
-        )
-        self.read_units += batch_get_units([item["Item"]], consistent=True) if "Item" in item else 1.0
-        de = TypeDeserializer()
-        return {k: de.deserialize(v) for k, v in item.get("Item", {}).items()}
-
-    def _entries(self, start: str, end: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        day = datetime.fromisoformat(start[:10]).date()
-        while day.isoformat() <= end[:10]:
-            kwargs: dict[str, Any] = {
-                "TableName": self._s.intent_history_table,
-                "IndexName": EXPORT_INDEX,
-                "KeyConditionExpression": "#d = :d AND #k BETWEEN :a AND :b",
-                "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
-                "ExpressionAttributeValues": {":d": {"S": day.isoformat()}, ":a": {"S": start}, ":b": {"S": end}},
-            }
-            while True:
-                page = self._db.query(**kwargs)
-                self.read_units += query_units(page.get("Items", []))
-                out += [i for i in page.get("Items", []) if start < i[EXPORT_KEY]["S"] < end]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            day += timedelta(days=1)
-        return out
-
     def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from boto3.dynamodb.types import TypeDeserializer
-
-        de = TypeDeserializer()
         records = []
-        for raw in sorted(entries, key=lambda e: e[EXPORT_KEY]["S"]):
-            e = {k: de.deserialize(v) for k, v in raw.items()}
+        for e in sorted(entries, key=lambda e: e[EXPORT_KEY]):
             sid = session_hash(e["session_id"], self._s.export_hash_key)
             records.append(
                 {
@@ -170,7 +142,87 @@ class LabelExporter:
             )
         return records
 
-    def _claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+    def _done(self, result: ExportResult, t0: float) -> ExportResult:
+        result.read_units = round(self.read_units, 2)
+        result.seconds = round(time.perf_counter() - t0, 3)
+        log.info(
+            "export.finished",
+            exported=result.exported,
+            sessions=result.sessions,
+            records=result.records,
+            files=len(result.files),
+            watermark=result.watermark,
+            read_units=result.read_units,
+        )
+        return result
+
+
+class History:
+    """Where the export reads entries and keeps its watermark: the intent history of one store."""
+
+    read_units = 0.0  # DynamoDB read capacity used (estimated); a file costs none
+
+    def watermark(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
+        """Intent-history items whose export key lies strictly between start and end, as plain values."""
+        raise NotImplementedError
+
+    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        """Record the range as pending, if the watermark is still `current` and nothing is pending (else ExportBusy)."""
+        raise NotImplementedError
+
+    def commit(self, end: str) -> None:
+        """Move the watermark to `end` and drop the pending range (which must be this one)."""
+        raise NotImplementedError
+
+
+class DynamoHistory(History):
+    """The intent-history table: a Query per day on its export index, the watermark as an item."""
+
+    def __init__(self, settings: Settings, dynamodb: Any) -> None:
+        from boto3.dynamodb.types import TypeDeserializer
+
+        self._s = settings
+        self._db = dynamodb
+        self._de = TypeDeserializer()
+        self.read_units = 0.0
+
+    def watermark(self) -> dict[str, Any]:
+        item = self._db.get_item(
+            TableName=self._s.intent_history_table,
+            Key=WATERMARK_KEY,
+            ConsistentRead=True,
+        )
+        self.read_units += batch_get_units([item["Item"]], consistent=True) if "Item" in item else 1.0
+        return self._plain(item.get("Item", {}))
+
+    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        day = datetime.fromisoformat(start[:10]).date()
+        while day.isoformat() <= end[:10]:
+            kwargs: dict[str, Any] = {
+                "TableName": self._s.intent_history_table,
+                "IndexName": EXPORT_INDEX,
+                "KeyConditionExpression": "#d = :d AND #k BETWEEN :a AND :b",
+                "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
+                "ExpressionAttributeValues": {":d": {"S": day.isoformat()}, ":a": {"S": start}, ":b": {"S": end}},
+            }
+            while True:
+                page = self._db.query(**kwargs)
+                self.read_units += query_units(page.get("Items", []))
+                out += [self._plain(i) for i in page.get("Items", []) if start < i[EXPORT_KEY]["S"] < end]
+                if "LastEvaluatedKey" not in page:
+                    break
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+            day += timedelta(days=1)
+        return out
+
+    def _plain(self, item: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._de.deserialize(v) for k, v in item.items()}
+
+    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
         cond = "attribute_not_exists(pending) AND " + (
             "watermark = :current" if current else "attribute_not_exists(watermark)"
         )
@@ -188,11 +240,9 @@ class LabelExporter:
                 ExpressionAttributeValues=values,
             )
         except self._db.exceptions.ConditionalCheckFailedException as exc:
-            raise ExportBusy(
-                "another export is running (the watermark moved or holds a pending range); retry later"
-            ) from exc
+            raise ExportBusy(BUSY) from exc
 
-    def _commit(self, end: str) -> None:
+    def commit(self, end: str) -> None:
         self._db.update_item(
             TableName=self._s.intent_history_table,
             Key=WATERMARK_KEY,
@@ -202,19 +252,47 @@ class LabelExporter:
             ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": _iso(datetime.now(UTC))}},
         )
 
-    def _done(self, result: ExportResult, t0: float) -> ExportResult:
-        result.read_units = round(self.read_units, 2)
-        result.seconds = round(time.perf_counter() - t0, 3)
-        log.info(
-            "export.finished",
-            exported=result.exported,
-            sessions=result.sessions,
-            records=result.records,
-            files=len(result.files),
-            watermark=result.watermark,
-            read_units=result.read_units,
+
+class FileHistory(History):
+    """The embedded store's intent history (ADR 0044): entries in export-key order from the file's
+    index on that column, the watermark a row of its own, claimed and committed in transactions
+    with the same conditions as the DynamoDB item's."""
+
+    def __init__(self, store: FileSessionStore) -> None:
+        self._store = store
+
+    def watermark(self) -> dict[str, Any]:
+        return self._store.item(self._store.connection(), HISTORY, *WATERMARK) or {}
+
+    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
+        rows = self._store.connection().execute(
+            f"SELECT item FROM {HISTORY} WHERE export_key > ? AND export_key < ? ORDER BY export_key", (start, end)
         )
-        return result
+        return [json.loads(r[0]) for r in rows.fetchall()]
+
+    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        with self._store.transaction() as db:
+            mark = self._store.item(db, HISTORY, *WATERMARK) or {}
+            if "pending" in mark or mark.get("watermark") != current:
+                raise ExportBusy(
+                    "another export is running (the watermark moved or holds a pending range); retry later"
+                )
+            self._put(db, {**mark, "pending": {"start": start, "end": end, "parts": parts}})
+
+    def commit(self, end: str) -> None:
+        with self._store.transaction() as db:
+            mark = self._store.item(db, HISTORY, *WATERMARK) or {}
+            if mark.get("pending", {}).get("end") != end:
+                raise ExportBusy("the export's pending range changed under it; run the export again")
+            mark.pop("pending")
+            self._put(db, {**mark, "watermark": end, "exported_at": _iso(datetime.now(UTC))})
+
+    def _put(self, db: Any, mark: dict[str, Any]) -> None:
+        columns = "session_id, turn, expires_at, export_key, item"
+        db.execute(
+            f"INSERT OR REPLACE INTO {HISTORY} ({columns}) VALUES (?, ?, ?, NULL, ?)",
+            (*WATERMARK, NEVER, json.dumps(mark)),
+        )
 
 
 def user_label(entry: dict[str, Any]) -> dict[str, Any]:
@@ -250,4 +328,9 @@ def run_export(settings: Settings, force: bool = False) -> ExportResult:
 
     uri = settings.classifier_export_dir
     sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
+    if settings.session_backend == "file":  # the embedded store (SESSION_STORE)
+        from assist.memory.file import FileSessionStore
+
+        store = FileSessionStore(settings.session_store_file, settings.session_ttl_days)
+        return LabelExporter(settings, None, sink, FileHistory(store)).run(force=force)
     return LabelExporter(settings, client("dynamodb", settings), sink).run(force=force)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +119,18 @@ def ingest(
     if not docs:
         raise IndexUnavailable(f"no Markdown or text content under {root}")
     return sync(docs, settings, embedder, progress, s3, entries)
+
+
+def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Path) -> IngestStats | None:
+    """First use from a checkout: index `docs` (with a progress bar on stderr) when a local index has
+    no table yet; None when there is one (kept as it is: `assist index` refreshes it) or it is on S3.
+    `embedder` builds the embedder, called only when there is something to index."""
+    if settings.index_is_s3 or not docs.is_dir():
+        return None
+    if settings.index_table in connect(settings.index_uri).table_names():
+        return None
+    log.info("index.first_use", index=settings.index_uri, docs=str(docs))
+    return ingest(docs, settings, embedder(), progress=True)
 
 
 def sync(

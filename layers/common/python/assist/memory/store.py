@@ -1,4 +1,9 @@
-"""Sessions and intent history in DynamoDB.
+"""Sessions and intent history: the store interface, and its DynamoDB implementation.
+
+Two backends keep the same data with the same guarantees (ADR 0044): `SessionStore` here
+(DynamoDB, what deployments and the local stack use) and `FileSessionStore` in file.py (one
+SQLite file under .assist/, the default when no AWS is configured). `open_store` picks one
+from the settings.
 
 Both tables are keyed (session_id, turn). A turn reads the session once (`recent`: the last
 turns of the sessions table, which also carry the intent entries). A session's header item
@@ -19,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 from assist.contracts import IntentEntry, QueryType
 from assist.errors import AssistError
@@ -27,6 +32,8 @@ from assist.logs import get_logger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from assist.settings import Settings
 
 log = get_logger(__name__)
 P = ParamSpec("P")
@@ -55,17 +62,50 @@ class TurnNotFound(SessionNotFound):
 
 
 class StoreUnavailable(AssistError, RuntimeError):
-    """DynamoDB did not serve the call (throttled after retries, unreachable, failing).
+    """The session store did not serve the call: DynamoDB throttled after retries, unreachable or
+    misconfigured, or the session file could not be used.
 
-    No honest answer can be given without recording the turn: callers answer 503 with
-    Retry-After, and since nothing was written, the client's retry duplicates nothing."""
+    No honest answer can be given without recording the turn: callers answer 503, and since
+    nothing was written, the client's retry duplicates nothing. The message says what to do:
+    `transient` failures are retried; configuration ones name the variable to set."""
 
     retry_after_s = 2
 
-    def __init__(self, operation: str, cause: BaseException) -> None:
-        code = getattr(cause, "response", {}).get("Error", {}).get("Code") or type(cause).__name__
+    def __init__(self, operation: str, code: str, advice: str | None = None) -> None:
         self.code = code
-        super().__init__(f"the session store is unavailable ({operation}: {code}); retry shortly")
+        self.transient = advice is None
+        super().__init__(f"the session store is unavailable ({operation}: {code}); {advice or 'retry shortly'}")
+
+
+#: DynamoDB failures that no retry fixes, and what to do about each ({endpoint}, {table} filled in)
+NO_CREDENTIALS = (
+    "no AWS credentials for DynamoDB: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
+    'or run `eval "$(assist local env)"` for the local stack, or unset the AWS_* variables '
+    "(or set SESSION_STORE=file) to use the embedded store in .assist/"
+)
+ADVICE = {
+    "NoCredentialsError": NO_CREDENTIALS,
+    "PartialCredentialsError": NO_CREDENTIALS,
+    "NoRegionError": "no AWS region: set AWS_REGION, or unset the AWS_* variables to use the embedded store",
+    "EndpointConnectionError": "nothing answers at {endpoint}: is the local stack running? Start it with "
+    '`make run`, then `eval "$(assist local env)"`; or unset AWS_ENDPOINT_URL to use the embedded store',
+    "ResourceNotFoundException": "no table {table} at {endpoint}: deploy the stack, set SESSIONS_TABLE and "
+    "INTENT_HISTORY_TABLE to its tables, or start the local stack with `make run`",
+    "UnrecognizedClientException": "AWS rejected the credentials: refresh AWS_ACCESS_KEY_ID and "
+    "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)",
+    "InvalidSignatureException": "AWS rejected the credentials' signature: check AWS_SECRET_ACCESS_KEY",
+    "ExpiredTokenException": "the AWS session token has expired: refresh the credentials",
+    "AccessDeniedException": "these AWS credentials may not use {table}: grant them access to the tables",
+}
+
+
+def advice(cause: BaseException, endpoint: str | None, table: str) -> tuple[str, str | None]:
+    """The failure's code, and what to do about it (None: transient, retry)."""
+    code = getattr(cause, "response", {}).get("Error", {}).get("Code") or type(cause).__name__
+    hint = ADVICE.get(code)
+    if code == "EndpointConnectionError" and not endpoint:
+        hint = None  # the real AWS endpoint unreachable: the network, not our configuration
+    return code, hint.format(endpoint=endpoint or "AWS", table=table) if hint else None
 
 
 def guarded(method: Callable[P, R]) -> Callable[P, R]:
@@ -78,8 +118,10 @@ def guarded(method: Callable[P, R]) -> Callable[P, R]:
         try:
             return method(*args, **kwargs)
         except (ClientError, BotoCoreError) as exc:
-            log.warning("memory.store_unavailable", operation=method.__name__, error=str(exc)[:200])
-            raise StoreUnavailable(method.__name__, exc) from exc
+            store = cast("SessionStore", args[0])
+            code, hint = advice(exc, store.endpoint, store.sessions_table)
+            log.warning("memory.store_unavailable", operation=method.__name__, code=code, error=str(exc)[:200])
+            raise StoreUnavailable(method.__name__, code, hint) from exc
 
     return wrapper
 
@@ -125,12 +167,113 @@ def intent_entries(items: list[dict[str, Any]]) -> list[IntentEntry]:
     ]
 
 
-class SessionStore:
+class Store:
+    """What the engine, the API and the export rely on, whichever backend keeps the data.
+
+    Items are plain dicts: a sessions item per turn (`turn_items`), its intent-history twin, and
+    a header (turn 0) per session with its owner and turn counter. Guarantees, per backend:
+    `begin_turn` is an atomic counter; a turn's two items are written together or not at all and
+    only once (`append_turn`: a retry of the same request is recognised, a different request's
+    turn is a TurnConflict); another owner's session is SessionNotFound, like a missing one."""
+
+    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The session's last `limit` turn items, oldest first (no owner check: callers do it)."""
+        raise NotImplementedError
+
+    def begin_turn(self, session_id: str, owner: str) -> int:
+        """Take the session's next turn number; the first turn makes `owner` the session's owner."""
+        raise NotImplementedError
+
+    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
+        """The session's turns and intent entries, oldest first, for its owner only."""
+        raise NotImplementedError
+
+    def append_turn(self, turn: Turn) -> bool:
+        """Write the turn to both tables; False when this very request was already written (a retry)."""
+        raise NotImplementedError
+
+    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+        """Replace a turn's feedback on both of its items, whole (no lost update between two writers), and
+        move its export key to the feedback's time so the next label export carries it again. Another
+        owner's or a missing session: SessionNotFound; a missing turn: TurnNotFound."""
+        raise NotImplementedError
+
+    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[dict[str, Any]]:
+        """The session's last `limit` turns, oldest first: one read serves the classifier's intent
+        history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
+        items = self.messages(session_id, limit=limit)
+        if any(i.get("owner") != owner for i in items):
+            log.warning("memory.owner_refused", session_id=session_id)
+            raise SessionNotFound(session_id)
+        return items
+
+
+def open_store(settings: Settings, dynamodb: Any = None) -> Store:
+    """The store SESSION_STORE names (ADR 0044): DynamoDB through `dynamodb` (a client, or a callable
+    that builds one), or the embedded SQLite file. boto3 is not imported for the file store."""
+    if settings.session_backend == "file":
+        from assist.memory.file import FileSessionStore
+
+        log.info("memory.store_opened", backend="file", path=settings.session_store_file)
+        return FileSessionStore(settings.session_store_file, settings.session_ttl_days)
+    if dynamodb is None or callable(dynamodb):
+        from assist.aws.clients import client
+
+        dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
+    return SessionStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+
+
+def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) -> tuple[dict, dict]:
+    """The turn's sessions item and intent-history item, as plain values."""
+    when = at or datetime.now(UTC)
+    now = when.isoformat(timespec="milliseconds")
+    expires = int(when.timestamp()) + ttl_s
+    key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
+    session_item = {
+        **key,
+        "owner": turn.owner,
+        "message": turn.message,
+        "answer": turn.answer,
+        "type": turn.entry.type.value,
+        # the intent entry again: the next turn's single read then yields its history (no second query)
+        "layer": turn.entry.layer,
+        "confidence": Decimal(str(round(turn.entry.confidence, 4))),
+        "sources": turn.sources,
+        "degraded": turn.degraded,
+        "created_at": now,
+        "expires_at": expires,
+    }
+    history_item = {
+        **key,
+        "owner": turn.owner,
+        "type": turn.entry.type.value,
+        "topic": turn.entry.topic,
+        "layer": turn.entry.layer,
+        "confidence": Decimal(str(round(turn.entry.confidence, 4))),
+        "created_at": now,
+        "expires_at": expires,
+        "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
+        # the message again: the label export then reads one Query per day and no second table
+        "message": turn.message,
+        # for the insights page: how well the docs answered, and what went wrong
+        "retrieval_confidence": turn.retrieval_confidence,
+        "degraded": turn.degraded,
+        # the export index: "entries of day D after key K" is one Query, never a scan
+        EXPORT_DAY: now[:10],
+        EXPORT_KEY: export_key(now, turn.session_id, turn.number),
+    }
+    return session_item, history_item
+
+
+class SessionStore(Store):
+    """The DynamoDB backend."""
+
     def __init__(self, client: DynamoDBClient, sessions_table: str, history_table: str, ttl_days: int = 30) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self._db = client
-        self._sessions = sessions_table
+        self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
+        self.sessions_table = self._sessions = sessions_table
         self._history = history_table
         self._ttl_s = ttl_days * 86400
         self._ser = TypeSerializer()
@@ -148,15 +291,6 @@ class SessionStore:
             ConsistentRead=True,
         )
         return [self._plain(i) for i in reversed(resp.get("Items", []))]
-
-    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[dict[str, Any]]:
-        """The session's last `limit` turns, oldest first: one read serves the classifier's intent
-        history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
-        items = self.messages(session_id, limit=limit)
-        if any(i.get("owner") != owner for i in items):
-            log.warning("memory.owner_refused", session_id=session_id)
-            raise SessionNotFound(session_id)
-        return items
 
     # -- writes ------------------------------------------------------------------
     @guarded
@@ -302,43 +436,7 @@ class SessionStore:
 
     def items(self, turn: Turn, at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The turn's sessions item and intent-history item, typed for the DynamoDB API."""
-        when = at or datetime.now(UTC)
-        now = when.isoformat(timespec="milliseconds")
-        expires = int(when.timestamp()) + self._ttl_s
-        key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
-        session_item = {
-            **key,
-            "owner": turn.owner,
-            "message": turn.message,
-            "answer": turn.answer,
-            "type": turn.entry.type.value,
-            # the intent entry again: the next turn's single read then yields its history (no second query)
-            "layer": turn.entry.layer,
-            "confidence": Decimal(str(round(turn.entry.confidence, 4))),
-            "sources": turn.sources,
-            "degraded": turn.degraded,
-            "created_at": now,
-            "expires_at": expires,
-        }
-        history_item = {
-            **key,
-            "owner": turn.owner,
-            "type": turn.entry.type.value,
-            "topic": turn.entry.topic,
-            "layer": turn.entry.layer,
-            "confidence": Decimal(str(round(turn.entry.confidence, 4))),
-            "created_at": now,
-            "expires_at": expires,
-            "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
-            # the message again: the label export then reads one Query per day and no second table
-            "message": turn.message,
-            # for the insights page: how well the docs answered, and what went wrong
-            "retrieval_confidence": turn.retrieval_confidence,
-            "degraded": turn.degraded,
-            # the export index: "entries of day D after key K" is one Query, never a scan
-            EXPORT_DAY: now[:10],
-            EXPORT_KEY: export_key(now, turn.session_id, turn.number),
-        }
+        session_item, history_item = turn_items(turn, at, self._ttl_s)
         return self._typed(session_item), self._typed(history_item)
 
     def _typed(self, item: dict[str, Any]) -> dict[str, Any]:

@@ -42,8 +42,8 @@ class TransientError(RuntimeError):
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, StoreUnavailable):  # the session store's own translation of throttling/unreachable
-        return True
+    if isinstance(exc, StoreUnavailable):  # the store says: throttled/unreachable, or misconfigured (no retry)
+        return exc.transient
     boto = sys.modules.get("botocore.exceptions")  # not imported: the error cannot be botocore's
     if boto is not None:
         if isinstance(exc, boto.ConnectionError | boto.HTTPClientError):
