@@ -73,6 +73,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_statemachine)
 
+    p = b.add_parser(
+        "corpus", help="corpus manifest size (docs/, N generated documents) and added latency per question"
+    )
+    p.add_argument("--rounds", type=int, default=3, help="passes over the questions (default 3)")
+    p.add_argument("--documents", type=int, default=1000, help="documents in the generated folder (default 1,000)")
+    p.add_argument("--index-dir", help="where the docs/ index is built (default: a throw-away directory)")
+    p.set_defaults(func=run_corpus)
+
+    p = b.add_parser("report", help="insights report over N history entries: time and read units vs a full scan")
+    p.add_argument("--entries", type=int, default=100_000)
+    p.add_argument("--sessions", type=int, default=20_000)
+    p.add_argument("--days", type=int, default=7, help="the report's window (default 7)")
+    p.add_argument("--span-days", type=int, default=30, help="the seeded entries cover this many days (default 30)")
+    p.set_defaults(func=run_report)
+
+    p = b.add_parser("mcp", help="p50/p95 of the MCP tools search_docs and ask over streamable HTTP, beside /v1/ask")
+    p.add_argument("--rounds", type=int, default=20, help="timed calls per measure (default 20)")
+    p.add_argument("--token-delay-ms", type=float, default=0.0, help="the Ollama test double's delay per token")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_mcp)
+
 
 def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
     from assist.bench.figures import show
@@ -296,3 +317,27 @@ def sessions_table(result: dict[str, Any]) -> Table:
     rows = [(k.removesuffix("_p50_ms"), file[k], dynamodb[k], ratio[k]) for k in file]
     notes = [f"medians of {result['turns']} turns of one session, in one process"]
     return Table(("call", "file p50 ms", "DynamoDB (moto) p50 ms", "× DynamoDB"), rows, notes)
+
+
+def run_corpus(args: argparse.Namespace) -> int:
+    from assist.bench.corpus import run
+    from assist.commands.common import emit
+
+    emit(run(settings(log_level="WARNING"), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir))
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from assist.bench.report import run
+    from assist.commands.common import emit
+
+    emit(run(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
+    return 0
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from assist.bench.ways_in import run
+    from assist.commands.common import report
+
+    report(run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
+    return 0

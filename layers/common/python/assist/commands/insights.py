@@ -1,5 +1,5 @@
 """`assist report` (the insights page as a file), `assist feedback review` (thumbs-down turns to look at) and
-`assist bench report`."""
+its bench, `assist bench report`, is in bench.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from assist.commands.common import emit, group, settings
+from assist.commands.common import emit, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,13 +22,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     rv.add_argument("--days", type=int, default=7, help="the window, 1-90 days (default 7)")
     rv.add_argument("--json", action="store_true", help="one JSON object on stdout")
     rv.set_defaults(func=run_review)
-    b = group(sub, "bench")
-    br = b.add_parser("report", help="insights report over N history entries: time and read units vs a full scan")
-    br.add_argument("--entries", type=int, default=100_000)
-    br.add_argument("--sessions", type=int, default=20_000)
-    br.add_argument("--days", type=int, default=7, help="the report's window (default 7)")
-    br.add_argument("--span-days", type=int, default=30, help="the seeded entries cover this many days (default 30)")
-    br.set_defaults(func=run_bench)
 
 
 def _dynamodb(s: Any) -> Any:
@@ -90,11 +83,4 @@ def run_review(args: argparse.Namespace) -> int:
         sys.stdout.write(f"{r['at'][:16]}  {r['session_id']}#{r['turn']}  [{r['routed']['type']}{wanted}]  ")
         sys.stdout.write(f"{r['message'][:100]}" + (f"  // {r['comment'][:80]}" if "comment" in r else "") + "\n")
     sys.stdout.write(f"{len(rows)} thumbs-down turns in the last {args.days} days\n")
-    return 0
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.bench.report import run as bench
-
-    emit(bench(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
     return 0

@@ -1,10 +1,10 @@
-"""`assist mcp`: the MCP server over stdio, for an editor's agent; `assist bench mcp`: its tools' latency."""
+"""`assist mcp`: the MCP server over stdio, for an editor's agent (its bench, `assist bench mcp`, is in bench.py)."""
 
 from __future__ import annotations
 
 import argparse
 
-from assist.commands.common import group, report, settings
+from assist.commands.common import settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,13 +15,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         'environment names (`eval "$(assist local env)"` for the local stack), else the embedded defaults.',
     )
     p.set_defaults(func=run)
-    b = group(sub, "bench").add_parser(
-        "mcp", help="p50/p95 of the MCP tools search_docs and ask over streamable HTTP, beside /v1/ask"
-    )
-    b.add_argument("--rounds", type=int, default=20, help="timed calls per measure (default 20)")
-    b.add_argument("--token-delay-ms", type=float, default=0.0, help="the Ollama test double's delay per token")
-    b.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    b.set_defaults(func=run_bench)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,11 +31,4 @@ def run(args: argparse.Namespace) -> int:
     # the embedder and the index load while the client initializes, not on its first call
     threading.Thread(target=engine.warm, name="warm", daemon=True).start()
     anyio.run(build_server(engine).run_stdio_async)
-    return 0
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    from assist.bench.ways_in import run as bench
-
-    report(bench(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
     return 0
