@@ -393,7 +393,8 @@ class SessionStore(Store):
                 last = exc
                 log.info("memory.feedback_retry", session_id=session_id, turn=turn, version=version)
                 time.sleep(random.uniform(0.005, 0.05))  # spread concurrent writers of one turn apart
-        raise StoreUnavailable("set_feedback", last or RuntimeError("no attempt"))
+        # every attempt lost a race to another writer of the same turn: transient, the client retries
+        raise StoreUnavailable("set_feedback", type(last).__name__ if last else "ConditionalCheckFailed")
 
     def _feedback_updates(
         self, key: dict[str, Any], owner: str, version: int, feedback: dict[str, Any]
