@@ -14,7 +14,15 @@ import pytest
 from assist.aws.clients import client
 from assist.contracts import IntentEntry, QueryType
 from assist.memory.file import FileSessionStore
-from assist.memory.store import SessionNotFound, SessionStore, StoreUnavailable, Turn, TurnConflict, open_store
+from assist.memory.store import (
+    SessionNotFound,
+    SessionStore,
+    StoreUnavailable,
+    Turn,
+    TurnConflict,
+    TurnNotFound,
+    open_store,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -71,6 +79,24 @@ def test_another_owners_session_is_not_found_on_every_read_and_write(store, sess
     with pytest.raises(SessionNotFound):
         store.transcript("never-started-" + session_id, "alice")  # a missing session looks the same
     assert store.begin_turn(session_id, "alice") == 2  # the refused calls took no number
+
+
+def test_feedback_on_a_turn_replaces_the_earlier_one_for_its_owner_only(store, session_id):
+    n = store.begin_turn(session_id, "me")
+    store.append_turn(turn(session_id, n, "req-1"))
+    down = {"rating": "down", "type": "CODE_GENERATION", "at": "2026-11-23T10:00:00.000+00:00"}
+    up = {"rating": "up", "at": "2026-11-23T10:05:00.000+00:00"}
+    store.set_feedback(session_id, "me", n, down)
+    store.set_feedback(session_id, "me", n, up)
+    turns, intents = store.transcript(session_id, "me")
+    assert turns[0]["feedback"] == up
+    assert intents[0]["feedback"] == up  # both items, whole: the later write replaced the earlier
+    assert intents[0]["export_key"].startswith("2026-11-23T10:05")  # the next export carries it again
+    with pytest.raises(SessionNotFound):
+        store.set_feedback(session_id, "someone-else", n, down)
+    with pytest.raises(TurnNotFound):
+        store.set_feedback(session_id, "me", n + 1, down)
+    assert store.transcript(session_id, "me")[0][0]["feedback"] == up
 
 
 def test_recent_is_the_last_turns_oldest_first_with_their_intent_entries(store, session_id):
