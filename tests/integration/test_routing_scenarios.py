@@ -150,3 +150,29 @@ def test_the_llm_layer_sees_the_intent_history_and_never_raw_messages(settings, 
         assert message[60:] not in prompt  # no raw earlier message...
     assert "An answer [1]." not in prompt  # ...and no earlier answer
     assert "<message>\nand in Go?\n</message>" in prompt
+
+
+# Issue 16: questions about the corpus itself stay RETRIEVAL, decided by the shipped model's content layer; the
+# conversation and account questions worded like them keep their types. None of these messages is a seed row.
+CORPUS_AND_LOOKALIKES = [
+    ("List all principles", "RETRIEVAL"),
+    ("Lista todos los principios", "RETRIEVAL"),
+    ("How many principles are there?", "RETRIEVAL"),
+    ("Which principles are there?", "RETRIEVAL"),
+    ("Tell me about ADR.0025", "RETRIEVAL"),
+    ("Who approved ADR.12?", "RETRIEVAL"),
+    ("how many questions did I ask?", "CONVERSATIONAL"),
+    ("list what I asked", "CONVERSATIONAL"),
+    ("how many calls did I make this month", "PLATFORM"),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), CORPUS_AND_LOOKALIKES)
+def test_corpus_questions_are_retrieval_and_their_lookalikes_keep_their_type(
+    settings, ollama, session_id, message, expected
+):
+    ollama.responder = reply_for("CODE_GENERATION")  # were the LLM asked, it would answer wrong
+    with api(settings) as base:
+        body = ask(base, session_id=session_id, message=message)
+    assert (body["route"]["type"], body["route"]["layer"]) == (expected, "embedding")
+    assert classifier_calls(ollama) == []
