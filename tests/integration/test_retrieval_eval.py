@@ -10,7 +10,9 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "data/retrieval"
-FLOOR = 0.76  # measured 0.80 when the set was written (docs/adr/0020); a drop below this is a regression
+# measured 0.80 when the set was written over 182 sections (ADR 0020); 0.74 over the 278 of issue 15's docs, with
+# one fusion for every query kind (ADR 0039: rrf 0.69 there); a drop below this is a regression
+FLOOR = 0.72
 
 
 def test_adaptive_beats_fts_vector_and_lancedb_rrf_on_the_docs_set(base_settings, embedder):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from litestar import Request, asgi
-from litestar.exceptions import NotFoundException
+from litestar.exceptions import MethodNotAllowedException, NotFoundException
 
 from assist.api.identity import caller
 from assist.api.openai import chat_router
@@ -69,6 +69,10 @@ class LazyMCP:
                 tasks.cancel_scope.cancel()  # ends the session manager's run, if one started
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("method") == "GET":  # stateless: no server-initiated stream, so no GET held open forever
+            raise MethodNotAllowedException(
+                "POST JSON-RPC messages to /mcp (streamable HTTP, stateless): no GET stream"
+            )
         if self._handle is None:
             async with self._lock:
                 if self._handle is None:
