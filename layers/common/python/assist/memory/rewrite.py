@@ -54,15 +54,18 @@ def deterministic_rewrite(message: str, history: list[IntentEntry]) -> str:
 
 def llm_rewrite(slots: ModelSlots, message: str, history: list[IntentEntry]) -> str | None:
     """None when no model answered usably; the caller then rewrites deterministically."""
+    topics = "\n".join(f'[{h.type.value}] "{h.topic}"' for h in history)
+    return query_line(
+        slots, REWRITE_PROMPT, f"<earlier_topics>\n{topics}\n</earlier_topics>\n\nLast message: {message}"
+    )
+
+
+def query_line(slots: ModelSlots, system: str, user: str) -> str | None:
+    """The light slot's one-line search query for this prompt; None when no model answered usably."""
     from assist.answer.llm import LLMUnavailable
 
-    topics = "\n".join(f'[{h.type.value}] "{h.topic}"' for h in history)
-    prompt = [
-        {"role": "system", "content": REWRITE_PROMPT},
-        {"role": "user", "content": f"<earlier_topics>\n{topics}\n</earlier_topics>\n\nLast message: {message}"},
-    ]
     try:
-        gen = slots.chat("light", prompt)
+        gen = slots.chat("light", [{"role": "system", "content": system}, {"role": "user", "content": user}])
     except LLMUnavailable:
         return None
     line = next((ln.strip().strip('"') for ln in gen.text.splitlines() if ln.strip()), "")
