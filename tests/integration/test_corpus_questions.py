@@ -25,12 +25,10 @@ pytestmark = pytest.mark.integration
 ADR_12 = "decisions/0012-use-sign-convention-for-current"
 
 
-@pytest.fixture(scope="module")
-def corpus_index(base_settings: Settings, embedder, tmp_path_factory) -> Settings:
-    root = adr_corpus.write(tmp_path_factory.mktemp("adr-corpus"))
-    s = base_settings.with_(index_uri=str(tmp_path_factory.mktemp("adr-index")))
-    ingest(root, s, embedder, progress=False)
-    return s
+@pytest.fixture
+def corpus_index(adr_index: Settings) -> Settings:
+    """The made-up architecture corpus's index, built once per session (conftest) and only read here."""
+    return adr_index
 
 
 @pytest.fixture
