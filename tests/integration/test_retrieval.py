@@ -256,3 +256,9 @@ def test_passages_returned_lately_are_fetched_from_memory_as_cited_sources(table
     assert [c.text for c in cited] == [c.text for c in reversed(found)]
     assert all(c.score == 0.0 and c.found_by == ["memory"] for c in cited)
     assert found[0].found_by != ["memory"], "the search's own chunks are left as they were"
+
+
+def test_rank_orders_documents_as_the_search_does_without_reading_passages(table, embedder):
+    r = Retriever(table, embedder)
+    q = "how are answers streamed to the client"
+    assert r.rank(q, 10) == [c.doc_id for c in r.search(q, k=10).chunks]

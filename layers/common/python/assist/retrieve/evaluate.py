@@ -92,7 +92,7 @@ def searcher(
         return rrf
     if strategy == "adaptive":
         retriever = Retriever(table, embedder, options, catalog=catalog)
-        return lambda q: [c.doc_id for c in retriever.search(q, k=chunks).chunks]
+        return lambda q: retriever.rank(q, chunks)
     raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
 
 

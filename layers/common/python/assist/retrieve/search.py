@@ -142,13 +142,18 @@ class Retriever:
         """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
         return self._search(query, k, vector, analysis)[0]
 
+    def rank(self, query: str, k: int) -> list[str]:
+        """The document ids of the k best chunks, best first, without reading their passages: what an
+        evaluation ranks by, like LanceDB's hybrid query asked for ids only (`assist eval retrieval`)."""
+        return [c.doc_id for c in self._search(query, k, None, None, passages=False)[0].chunks]
+
     def explain(self, query: str, k: int = 5) -> tuple[RetrievalResult, dict[str, list[str]]]:
         """The search, and each strategy's ranked document ids (for triage: `assist eval retrieval --per-query`)."""
         result, lists = self._search(query, k, None, None)
         return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
 
     def _search(
-        self, query: str, k: int, vector: np.ndarray | None, analysis: Analysis | None
+        self, query: str, k: int, vector: np.ndarray | None, analysis: Analysis | None, passages: bool = True
     ) -> tuple[RetrievalResult, dict[str, list[st.Hit]]]:
         started = time.perf_counter()
         a = analysis or analyze(query)
@@ -176,7 +181,7 @@ class Retriever:
                 if fused := self._fuse(more, [], floor):
                     confidence, note = level, why
                     break
-        chunks = self._passages(fused, lists, k)
+        chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
         if chunks and not confidence:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
         if chunks and self._rerank:
@@ -206,7 +211,8 @@ class Retriever:
             degraded=degraded,
             ms=round((time.perf_counter() - started) * 1000, 2),
         )
-        self._remember(chunks)
+        if passages:  # chunks without their text are no memory for a follow-up to cite from
+            self._remember(chunks)
         return result, lists
 
     def suggestions(self, query: str) -> list[str]:
@@ -297,6 +303,13 @@ class Retriever:
             vectors = np.asarray([rows[f.id]["vector"] for f in picked], dtype=np.float32)
             picked = [picked[i] for i in mmr([f.score for f in picked], vectors, k, self.options.mmr_lambda)]
         return [_chunk(rows[f.id], f.score, f.found_by) for f in picked[:k]]
+
+
+def _unread(fused: list[Fused], lists: dict[str, list[st.Hit]]) -> list[Chunk]:
+    """The ranked chunks as ids only: no title, heading or text read."""
+    doc_of = {h.id: h.doc_id for hits in lists.values() for h in hits}
+    row = {"title": "", "heading": "", "text": ""}
+    return [_chunk({**row, "id": f.id, "doc_id": doc_of[f.id]}, f.score, f.found_by) for f in fused]
 
 
 def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
