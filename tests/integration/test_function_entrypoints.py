@@ -23,7 +23,7 @@ import pytest
 from assist.local.stack import free_port
 from assist.serverless.definition import ROOT
 from assist.serverless.lambda_entry import LambdaFunction
-from tests.support.lambda_runtime import LambdaRuntimeAPI
+from assist.deploy.runtime import LambdaRuntimeAPI
 
 pytestmark = pytest.mark.integration
 ENTRY = ROOT / "infra" / "entry.sh"

@@ -112,7 +112,7 @@ def test_open_store_follows_the_setting(base_settings, tmp_path):
     path = str(tmp_path / "s.sqlite3")
     assert isinstance(open_store(base_settings.with_(session_store="file", session_store_file=path)), FileSessionStore)
     assert isinstance(open_store(base_settings), SessionStore)  # an endpoint is configured: auto means DynamoDB
-    bare = base_settings.with_(aws_endpoint_url=None, aws_access_key_id=None, aws_secret_access_key=None)
+    bare = base_settings.with_(aws_endpoint_url=None, emulator_access_key_id=None, emulator_secret_access_key=None)
     assert isinstance(open_store(bare.with_(session_store_file=path)), FileSessionStore)
 
 

@@ -54,21 +54,34 @@ def test_a_bad_number_is_a_clear_error():
         Settings.from_env({"CLASSIFIER_CONFIDENCE_THRESHOLD": "high"})
 
 
-def test_credentials_stay_out_of_repr_and_reach_lancedb_options():
-    s = Settings.from_env(
-        {
-            "AWS_ACCESS_KEY_ID": "AKIA123",
-            "AWS_SECRET_ACCESS_KEY": "sekrit",
-            "INDEX_URI": "s3://b/i",
-            "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
-        }
+def test_credentials_from_the_environment_are_left_to_the_default_chain():
+    """Lambda's keys are temporary and valid only with AWS_SESSION_TOKEN: Settings never copies them, so boto3
+    and LanceDB each read all three (and refresh them) from their own default chain."""
+    env = {
+        "AWS_ACCESS_KEY_ID": "ASIA123",
+        "AWS_SECRET_ACCESS_KEY": "sekrit",
+        "AWS_SESSION_TOKEN": "token",
+        "INDEX_URI": "s3://b/i",
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:5000",
+    }
+    s = Settings.from_env(env)
+    assert s.emulator_keys == {}
+    assert s.storage_options() == {"region": "us-east-1", "endpoint": "http://127.0.0.1:5000", "allow_http": "true"}
+    assert s.session_backend == "dynamodb"  # the keys still say "this process talks to AWS"
+    assert Settings.from_env({}).storage_options() == {}
+
+
+def test_an_emulators_static_keys_stay_out_of_repr_and_reach_both_clients():
+    s = Settings(
+        index_uri="s3://b/i",
+        aws_endpoint_url="http://127.0.0.1:5000",
+        emulator_access_key_id="testing",
+        emulator_secret_access_key="sekrit",
     )
     assert "sekrit" not in repr(s)
-    opts = s.storage_options()
-    assert opts["aws_secret_access_key"] == "sekrit"
-    assert opts["endpoint"] == "http://127.0.0.1:5000"
-    assert opts["allow_http"] == "true"
-    assert Settings.from_env({}).storage_options() == {}
+    assert s.storage_options()["aws_secret_access_key"] == "sekrit"
+    assert s.emulator_keys["aws_access_key_id"] == "testing"
+    assert s.with_(aws_endpoint_url=None).emulator_keys == {}  # static keys never go to real AWS
 
 
 def test_every_setting_is_documented_in_the_readme():
@@ -76,8 +89,8 @@ def test_every_setting_is_documented_in_the_readme():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    from assist.settings import DERIVED
+    from assist.settings import DERIVED, NOT_FROM_ENV
 
-    names = [f.name.upper() for f in fields(Settings) if f.name not in DERIVED]
+    names = [f.name.upper() for f in fields(Settings) if f.name not in DERIVED + NOT_FROM_ENV]
     missing = [n for n in names if f"`{n}`" not in readme]
     assert missing == []

@@ -25,6 +25,10 @@ NO_MODEL = frozenset({"none", "off"})
 REGISTRY_POINTER = "current"
 #: fields computed from the environment rather than read from a variable of their own
 DERIVED = ("in_cloud", "ollama_host_explicit", "aws_configured")
+#: fields never read from the environment: static keys for an emulator, set in-process by the local stack and
+#: the tests. Real credentials come from boto3's (and LanceDB's) default chain, which also reads
+#: AWS_SESSION_TOKEN, profiles, and the container/instance endpoints, and refreshes them (ADR 0048).
+NOT_FROM_ENV = ("emulator_access_key_id", "emulator_secret_access_key")
 #: SESSION_STORE values; `auto` picks DynamoDB when AWS is configured (ADR 0044)
 SESSION_STORES = ("auto", "dynamodb", "file")
 #: variables that say "this process talks to AWS": with any of them set, SESSION_STORE=auto means DynamoDB
@@ -103,10 +107,9 @@ class Settings:
     bucket: str = "assist-data"
     aws_endpoint_url: str | None = None
     aws_region: str = "us-east-1"
-    # LanceDB's object_store does not consult boto3's credential chain, so they are passed
-    # explicitly; repr=False keeps them out of every repr and log line.
-    aws_access_key_id: str | None = field(default=None, repr=False)
-    aws_secret_access_key: str | None = field(default=None, repr=False)
+    # static keys for an emulator (moto), only with aws_endpoint_url; never read from the environment
+    emulator_access_key_id: str | None = field(default=None, repr=False)
+    emulator_secret_access_key: str | None = field(default=None, repr=False)
     session_ttl_days: int = 30
     # where sessions and intent history live: auto | dynamodb | file (one SQLite file, ADR 0044)
     session_store: str = "auto"
@@ -158,23 +161,31 @@ class Settings:
         endpoint, credentials, a region, a table name, or running in Lambda), else the embedded file."""
         if self.session_store != "auto":
             return self.session_store
-        aws = self.aws_configured or self.aws_endpoint_url or self.aws_access_key_id
+        aws = self.aws_configured or self.aws_endpoint_url
         return "dynamodb" if aws else "file"
 
     @property
     def index_is_s3(self) -> bool:
         return self.index_uri.startswith("s3://")
 
+    @property
+    def emulator_keys(self) -> dict[str, str]:
+        """The emulator's static keys, for boto3 and LanceDB; empty unless an endpoint is named and keys set
+        (then every client passes them explicitly; otherwise each library's default chain finds them)."""
+        if not (self.aws_endpoint_url and self.emulator_access_key_id and self.emulator_secret_access_key):
+            return {}
+        return {"aws_access_key_id": self.emulator_access_key_id, "aws_secret_access_key": self.emulator_secret_access_key}
+
     def storage_options(self) -> dict[str, str]:
-        """LanceDB/object_store options for an `s3://` index; empty for a local one."""
+        """LanceDB/object_store options for an `s3://` index; empty for a local one. No credentials unless an
+        emulator's: LanceDB's own default chain reads the environment (AWS_SESSION_TOKEN included), the
+        container and instance endpoints, and refreshes what expires, as boto3 does."""
         if not self.index_is_s3:
             return {}
         opts = {"region": self.aws_region}
         if self.aws_endpoint_url:
             opts.update(endpoint=self.aws_endpoint_url, allow_http="true")
-        if self.aws_access_key_id and self.aws_secret_access_key:
-            opts.update(aws_access_key_id=self.aws_access_key_id, aws_secret_access_key=self.aws_secret_access_key)
-        return opts
+        return opts | self.emulator_keys
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -184,7 +195,7 @@ class Settings:
         env = dict(os.environ if environ is None else environ)
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name in DERIVED:
+            if f.name in DERIVED or f.name in NOT_FROM_ENV:
                 continue
             raw = env.get(_env_name(f.name))
             if raw is None or raw == "":
@@ -208,8 +219,8 @@ class Settings:
         out = {
             "AWS_ENDPOINT_URL": self.aws_endpoint_url or "",
             "AWS_REGION": self.aws_region,
-            "AWS_ACCESS_KEY_ID": self.aws_access_key_id or "",
-            "AWS_SECRET_ACCESS_KEY": self.aws_secret_access_key or "",
+            "AWS_ACCESS_KEY_ID": self.emulator_access_key_id or "",
+            "AWS_SECRET_ACCESS_KEY": self.emulator_secret_access_key or "",
             "BUCKET": self.bucket,
             "SESSIONS_TABLE": self.sessions_table,
             "INTENT_HISTORY_TABLE": self.intent_history_table,

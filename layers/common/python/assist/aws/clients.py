@@ -8,22 +8,27 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 
-def client(service: str, settings: Settings, read_timeout: float = 10) -> Any:
-    """`read_timeout`: longer only for benchmarks, whose moto server answers a query on a 100,000-item index slowly."""
+def client(service: str, settings: Settings, read_timeout: float = 10, attempts: int = 3) -> Any:
+    """`read_timeout`: longer for benchmarks (moto answers a query on a 100,000-item index slowly) and for a call
+    that waits on a whole execution; `attempts` 1 for a call that must never be repeated (it starts work)."""
     import boto3
     from botocore.config import Config
 
     kwargs: dict[str, Any] = {
         "region_name": settings.aws_region,
-        "config": Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=read_timeout),
+        "config": Config(
+            retries={"mode": "standard", "max_attempts": attempts},
+            connect_timeout=3,
+            read_timeout=read_timeout,
+            # StartSyncExecution's host is sync-states…: an emulator's endpoint (an address) has no such name
+            inject_host_prefix=not settings.aws_endpoint_url,
+        ),
     }
     if settings.aws_endpoint_url:
         kwargs["endpoint_url"] = settings.aws_endpoint_url
-    if settings.aws_access_key_id and settings.aws_secret_access_key:
-        kwargs.update(
-            aws_access_key_id=settings.aws_access_key_id, aws_secret_access_key=settings.aws_secret_access_key
-        )
-    return boto3.client(service, **kwargs)
+    # no keys here: boto3's default chain (environment with AWS_SESSION_TOKEN, profile, container or
+    # instance role) finds and refreshes them; only an emulator's static keys are passed (ADR 0048)
+    return boto3.client(service, **kwargs, **settings.emulator_keys)
 
 
 def index_s3(settings: Settings) -> Any:

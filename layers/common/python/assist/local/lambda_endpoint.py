@@ -26,7 +26,8 @@ import urllib.parse
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
 
 from assist.local.stack import free_port
 from assist.logs import get_logger
@@ -42,6 +43,10 @@ class Invocable(Protocol):
     def handler(self, event: Any, context: Any = None) -> Any: ...
 
 
+#: an AWS API call served here instead of by moto, by its X-Amz-Target: (headers, body) → (status, body, headers)
+Target = Callable[[dict[str, str], bytes], tuple[int, bytes, dict[str, str]]]
+
+
 @dataclass
 class LocalContext:
     """The parts of Lambda's context object that handlers and mangum read."""
@@ -55,6 +60,13 @@ class LocalContext:
         return 60_000
 
 
+@runtime_checkable
+class Remote(Protocol):
+    """A function running elsewhere (its own process) that answers an invocation as Lambda's Invoke does."""
+
+    def invoke(self, event: Any) -> tuple[Any, str | None]: ...
+
+
 def function_name(path: str) -> str:
     """`/2015-03-31/functions/{name or ARN, URL-encoded}/invocations` → the bare function name."""
     raw = urllib.parse.unquote(path[len(INVOKE_PREFIX) :].split("/", 1)[0])
@@ -64,8 +76,19 @@ def function_name(path: str) -> str:
 class LambdaEndpoint:
     """Serves `functions` (bare name → LambdaFunction) and forwards everything else to `upstream`."""
 
-    def __init__(self, functions: dict[str, Invocable], upstream: str, nodelay: bool = True) -> None:
+    def __init__(
+        self,
+        functions: dict[str, Invocable],
+        upstream: str,
+        nodelay: bool = True,
+        targets: dict[str, Target] | None = None,
+        may_invoke: Callable[[str], bool] | None = None,
+    ) -> None:
+        """`targets`: API calls moto lacks, served here (the rehearsal's StartSyncExecution); `may_invoke(name)`:
+        whether the caller (the state machine's role) may invoke that function (False: Lambda's 403)."""
         self.functions = functions
+        self.targets = targets or {}
+        self.may_invoke = may_invoke
         self.upstream = urllib.parse.urlsplit(upstream)
         self.nodelay = nodelay
         self.port = free_port()
@@ -105,9 +128,12 @@ class LambdaEndpoint:
             return {"errorMessage": f"injected {error_type}", "errorType": error_type, "requestId": request_id}, (
                 "Unhandled"
             )
+        runner = self.functions[name]
+        if isinstance(runner, Remote):  # a function in its own process answers as Lambda does
+            return runner.invoke(payload)
         context = LocalContext(function_name=name, aws_request_id=request_id)
         try:
-            return self.functions[name].handler(payload, context), None
+            return runner.handler(payload, context), None
         except Exception as exc:  # what the Lambda runtime reports for an unhandled error
             return {
                 "errorMessage": str(exc),
@@ -150,6 +176,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if name not in endpoint.functions:
             error = {"Type": "User", "message": f"Function not found: {name}"}
             return self._reply(404, json.dumps(error).encode(), {"x-amzn-ErrorType": "ResourceNotFoundException"})
+        if endpoint.may_invoke is not None and not endpoint.may_invoke(name):
+            error = {"Type": "User", "message": f"not authorized to perform lambda:InvokeFunction on {name}"}
+            return self._reply(403, json.dumps(error).encode(), {"x-amzn-ErrorType": "AccessDeniedException"})
         if self.headers.get("x-amz-invocation-type", "RequestResponse") != "RequestResponse":
             error = {"Type": "User", "message": "the local endpoint serves synchronous (RequestResponse) invokes only"}
             return self._reply(400, json.dumps(error).encode(), {"x-amzn-ErrorType": "InvalidParameterValueException"})
@@ -163,6 +192,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _forward(self) -> None:
         up = self.server.endpoint.upstream
         body = self._body()
+        if (target := self.server.endpoint.targets.get(self.headers.get("X-Amz-Target", ""))) is not None:
+            return self._reply(*target(dict(self.headers.items()), body))
         conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
         try:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}

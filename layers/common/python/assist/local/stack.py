@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 STATE_FILE = Path(".assist/local-stack.env")
-LOCAL_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+LOCAL_CREDENTIALS = {"emulator_access_key_id": "testing", "emulator_secret_access_key": "testing"}
 
 
 def free_port(host: str = "127.0.0.1") -> int:

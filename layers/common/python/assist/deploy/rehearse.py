@@ -1,0 +1,497 @@
+"""`assist deploy rehearse`: template.yaml and the code, under the rules AWS enforces.
+
+1. template.yaml is expanded by aws-sam-translator (its policy templates become each role's inline
+   statements, as CloudFormation receives them) and its intrinsics are resolved for a stack.
+2. In a moto server in this process: the tables, bucket and secret; the docs indexed on S3 and
+   the routing classifier published to its registry (as an operator would, with admin keys); each
+   role with its trust and policies; the ask state machine from the ASL file, with its role.
+3. IAM enforcement is switched on (`assist.deploy.iam`): from here every request needs a known key,
+   a session token for temporary keys, and a policy that allows its action on its resource.
+4. Every function runs its image's command in a process of its own, with the environment the
+   template gives it plus its role's temporary credentials (`AWS_SESSION_TOKEN` set) — nothing
+   else — and a Lambda context whose remaining time counts down from its `Timeout`. Step Functions
+   invokes the tasks only if the state machine's role may (`lambda:InvokeFunction`).
+5. The flows below drive each way in as API Gateway, the function URL, EventBridge and a client
+   would. A flow is "ok" when it did what it should and nothing it caused was denied.
+
+What a rehearsal cannot show — API Gateway's own authorizer and throttling, Lambda's real cold
+starts and limits, CloudFormation's ordering and service quotas — only a real account can
+(README, "Deploying to AWS").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from assist.deploy import iam
+from assist.deploy.runtime import FunctionProcess
+from assist.deploy.sync_execution import SyncExecutions
+from assist.deploy.template import ACCOUNT, FunctionSpec, RoleSpec, Stack, expand
+from assist.errors import AssistError
+from assist.logs import get_logger
+from assist.serverless.definition import ROOT
+from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+
+log = get_logger(__name__)
+STACK = "assist-rehearsal"
+REGION = "us-east-1"
+AUDIENCE = "assist-rehearsal"
+USER = "rehearsal-user"
+#: degraded reasons that mean an AWS call failed (the model being absent is not one: no Ollama here by default)
+AWS_FAULTS = {
+    "classify_failed",
+    "retrieve_failed",
+    "answer_failed",
+    "index_unavailable",
+    "index_timeout",
+    "corpus_unavailable",
+    "sessions_unavailable",
+}
+EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
+
+
+class FlowFailed(AssistError, RuntimeError):
+    """A flow did not do what it should; the message is the reason the report shows."""
+
+
+@dataclass
+class Rehearsal:
+    """The rehearsed deployment: the stack, the emulator, the running functions, a token issuer."""
+
+    stack: Stack
+    admin: Settings  # the operator's view (admin keys), for seeding and checking
+    moto_url: str
+    denials: iam.Denials
+    processes: dict[str, FunctionProcess]  # logical id → its running image
+    functions: dict[str, FunctionSpec]
+    roles: dict[str, RoleSpec]
+    token: str
+    session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
+    turns: dict[str, int] = field(default_factory=dict)
+
+    def process(self, logical: str) -> FunctionProcess:
+        return self.processes[logical]
+
+    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        """API Gateway's HTTP API in front of the Ask function: its JWT authorizer's claims, a v2 event."""
+        import base64
+
+        raw = json.dumps(body or {}).encode()
+        event = {
+            "version": "2.0",
+            "routeKey": f"{method} {path}",
+            "rawPath": path,
+            "rawQueryString": "",
+            "headers": {
+                "content-type": "application/json",
+                "host": "api.rehearsal",
+                "authorization": f"Bearer {self.token}",
+            },
+            "requestContext": {
+                "accountId": ACCOUNT,
+                "apiId": "rehearsal",
+                "domainName": "api.rehearsal",
+                "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
+                "requestId": uuid.uuid4().hex,
+                "authorizer": {"jwt": {"claims": {"sub": USER, "aud": AUDIENCE}, "scopes": None}},
+                "routeKey": f"{method} {path}",
+                "stage": "$default",
+                "timeEpoch": int(time.time() * 1000),
+            },
+            "body": base64.b64encode(raw).decode(),
+            "isBase64Encoded": True,
+        }
+        result, error = self.process("AskFunction").invoke(event)
+        if error:
+            raise FlowFailed(f"the Ask function failed: {result.get('errorType')}: {result.get('errorMessage')}")
+        payload = result.get("body") or ""
+        if result.get("isBase64Encoded"):
+            payload = base64.b64decode(payload).decode()
+        try:
+            return result["statusCode"], json.loads(payload)
+        except ValueError:
+            return result["statusCode"], payload
+
+    def stream_url(self) -> str:
+        url = self.process("AnswerStreamFunction").url
+        assert url is not None
+        return url
+
+
+# -- flows ------------------------------------------------------------------------------
+def _answered(status: int, answer: Any, what: str) -> dict[str, Any]:
+    if status != 200 or not isinstance(answer, dict):
+        raise FlowFailed(f"{what}: HTTP {status}: {str(answer)[:200]}")
+    if faults := AWS_FAULTS & set(answer.get("degraded", [])):
+        raise FlowFailed(f"{what}: degraded {sorted(faults)}: {answer.get('trace', {}).get('error', '')}"[:300])
+    return answer
+
+
+def _ask(r: Rehearsal, message: str, query_type: str | None = None, **extra: Any) -> dict[str, Any]:
+    body = {"session_id": r.session, "message": message, **extra}
+    if query_type:
+        body["query_type"] = query_type
+    status, answer = r.api("POST", "/v1/ask", body)
+    return _answered(status, answer, f"POST /v1/ask ({query_type or 'classified'})")
+
+
+def flow_ask_retrieval(r: Rehearsal) -> None:
+    a = _ask(r, "How is the engine configured?", "RETRIEVAL")
+    if not a["sources"]:
+        raise FlowFailed("a RETRIEVAL answer cited no sources")
+    r.turns["retrieval"] = a["turn"]
+
+
+def flow_ask_code_generation(r: Rehearsal) -> None:
+    a = _ask(r, "Write a Python function that posts a question to /v1/ask", "CODE_GENERATION")
+    if a["route"]["type"] != "CODE_GENERATION" or not a["sources"]:
+        raise FlowFailed(f"CODE_GENERATION answered as {a['route']['type']} with {len(a['sources'])} sources")
+
+
+def flow_ask_platform(r: Rehearsal) -> None:
+    a = _ask(r, "How much of my quota is left?", "PLATFORM", extra_context="plan: team; quota used: 40%")
+    if a["route"]["type"] != "PLATFORM":
+        raise FlowFailed(f"PLATFORM answered as {a['route']['type']}")
+
+
+def flow_ask_conversational(r: Rehearsal) -> None:
+    """A follow-up that recalls the passages an earlier answer cited (the Answer function reads the index)."""
+    if "retrieval" not in r.turns:
+        flow_ask_retrieval(r)
+    a = _ask(r, "Summarize what you just told me in one sentence.", "CONVERSATIONAL")
+    memory = next((s for s in a["trace"]["stages"] if s["name"] == "memory"), None)
+    if not memory or not memory.get("sources"):
+        raise FlowFailed(f"the follow-up recalled no cited passage (memory stage: {memory})")
+
+
+def flow_corpus_question(r: Rehearsal) -> None:
+    a = _ask(r, "How many ADRs are there?")
+    if not any(s["name"] == "corpus" for s in a["trace"]["stages"]):
+        raise FlowFailed(f"not answered from the corpus manifest: stages {[s['name'] for s in a['trace']['stages']]}")
+
+
+def flow_classifier_from_registry(r: Rehearsal) -> None:
+    """An undeclared question is typed by the embedding layer, whose model the Classify function read from the
+    registry on S3 (CLASSIFIER_MODEL_PATH = s3://…/models/routing/current)."""
+    a = _ask(r, "How does the engine decide whether a question needs the documentation?")
+    if a["route"]["layer"] not in ("embedding", "rules"):
+        raise FlowFailed(f"route decided by {a['route']['layer']}: {a['route']['reason']}")
+
+
+def flow_stream(r: Rehearsal) -> None:
+    """The function URL's streaming route, with the caller's bearer token (no API Gateway event there)."""
+    import httpx
+
+    body = {"session_id": r.session + "-stream", "message": "What does the retrieve function do?"}
+    headers = {"authorization": f"Bearer {r.token}"}
+    with httpx.stream("POST", r.stream_url() + "/v1/ask/stream", json=body, headers=headers, timeout=60) as resp:
+        if resp.status_code != 200:
+            raise FlowFailed(f"POST /v1/ask/stream: HTTP {resp.status_code}: {resp.read().decode()[:200]}")
+        events = [line[7:] for line in resp.iter_lines() if line.startswith("event: ")]
+    if events[:1] != ["route"] or events[-1:] != ["done"]:
+        raise FlowFailed(f"stream events {events[:3]}…{events[-2:]}")
+
+
+def flow_chat_completion(r: Rehearsal) -> None:
+    body = {"model": "assist", "messages": [{"role": "user", "content": "What is the intent history?"}]}
+    status, reply = r.api("POST", "/v1/chat/completions", body | {"user": r.session + "-chat"})
+    if status != 200 or not isinstance(reply, dict) or not reply.get("choices"):
+        raise FlowFailed(f"POST /v1/chat/completions: HTTP {status}: {str(reply)[:200]}")
+    _answered(200, reply.get("assist", {}) | {"degraded": reply.get("assist", {}).get("degraded", [])}, "completion")
+
+
+def flow_mcp_search(r: Rehearsal) -> None:
+    import anyio
+
+    async def call() -> Any:
+        from mcp import Client
+        from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+        client = create_mcp_http_client(headers={"authorization": f"Bearer {r.token}"})
+        async with Client(streamable_http_client(r.stream_url() + "/mcp", http_client=client)) as mcp:
+            return await mcp.call_tool("search_docs", {"query": "how are answers streamed"})
+
+    try:
+        result = anyio.run(call)
+    except Exception as exc:
+        raise FlowFailed(f"MCP search_docs: {type(exc).__name__}: {str(exc)[:200]}") from exc
+    if result.isError or not result.content:
+        raise FlowFailed(f"MCP search_docs returned an error or nothing: {str(result)[:200]}")
+
+
+def flow_feedback(r: Rehearsal) -> None:
+    if "retrieval" not in r.turns:
+        flow_ask_retrieval(r)
+    path = f"/v1/sessions/{r.session}/turns/{r.turns['retrieval']}/feedback"
+    status, reply = r.api("POST", path, {"rating": "up", "comment": "rehearsed"})
+    if status != 200:
+        raise FlowFailed(f"POST {path}: HTTP {status}: {str(reply)[:200]}")
+    status, transcript = r.api("GET", f"/v1/sessions/{r.session}")
+    if status != 200 or not any(t.get("feedback") for t in transcript.get("turns", [])):
+        raise FlowFailed(f"GET /v1/sessions: HTTP {status}, the feedback is not on the turn")
+
+
+def flow_export(r: Rehearsal) -> None:
+    """EventBridge's schedule with more sessions than the export's batch threshold: labels are written and the
+    watermark claimed and committed (UpdateItem on the intent history table)."""
+    from assist.aws.clients import client
+    from assist.bench.export import populate
+
+    populate(
+        r.admin,
+        client("dynamodb", r.admin),
+        entries=EXPORT_SESSIONS,
+        sessions=EXPORT_SESSIONS,
+        start=datetime.now(UTC) - timedelta(hours=2),
+        span=timedelta(hours=1),
+        tag="rehearsal-export",
+    )
+    event = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    result, error = r.process("ExportFunction").invoke(event)
+    if error:
+        raise FlowFailed(f"export failed: {result.get('errorType')}: {str(result.get('errorMessage'))[:200]}")
+    if not result.get("exported") or result.get("sessions", 0) < EXPORT_SESSIONS:
+        raise FlowFailed(f"export did not write: {result}")
+
+
+def flow_index_sync(r: Rehearsal) -> None:
+    """The scheduled sync runs its sources against the index on S3, under the writer's lease."""
+    sync = next((k for k, f in r.functions.items() if f.module == "sync"), None)
+    if sync is None:
+        raise FlowFailed("template.yaml has no sync function (functions/sync)")
+    event = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    result, error = r.process(sync).invoke(event)
+    if error:
+        raise FlowFailed(f"sync failed: {result.get('errorType')}: {str(result.get('errorMessage'))[:200]}")
+
+
+FLOWS: dict[str, Callable[[Rehearsal], None]] = {
+    "ask_retrieval": flow_ask_retrieval,
+    "ask_code_generation": flow_ask_code_generation,
+    "ask_platform": flow_ask_platform,
+    "ask_conversational": flow_ask_conversational,
+    "corpus_question": flow_corpus_question,
+    "classifier_from_registry": flow_classifier_from_registry,
+    "stream": flow_stream,
+    "chat_completion": flow_chat_completion,
+    "mcp_search": flow_mcp_search,
+    "feedback": flow_feedback,
+    "export": flow_export,
+    "index_sync": flow_index_sync,
+}
+
+
+# -- the rehearsal ------------------------------------------------------------------------
+def rehearse(
+    docs: Path,
+    flows: list[str] | None = None,
+    without: list[str] | None = None,
+    ollama: str | None = None,
+    base: Settings | None = None,
+) -> dict[str, Any]:
+    """Run the flows (all by default) and report `{"flows": {name: "ok" | reason}, "denied": […], "wall_s"}`.
+    `without`: `Function:service:Action` statements to drop from a role first (to see the rehearsal catch it)."""
+    t0 = time.perf_counter()
+    names = flows or list(FLOWS)
+    if unknown := [n for n in names if n not in FLOWS]:
+        raise AssistError(f"unknown flow(s) {', '.join(unknown)}; choose from {', '.join(FLOWS)}")
+    report: dict[str, Any] = {"flows": {}, "denied": []}
+    with _deployed(docs, without or [], ollama, base or Settings()) as r:
+        for name in names:
+            mark = len(r.denials)
+            t = time.perf_counter()
+            try:
+                FLOWS[name](r)
+                verdict = "ok"
+            except FlowFailed as exc:
+                verdict = str(exc)
+            except Exception as exc:  # a rehearsal reports; it never stops at the first surprise
+                verdict = f"{type(exc).__name__}: {str(exc)[:240]}"
+            if denied := r.denials.since(mark):
+                verdict = "denied: " + "; ".join(f"{d.action} on {d.resource}" for d in denied[:3])
+            report["flows"][name] = verdict
+            log.info("deploy.flow", flow=name, verdict=verdict, s=round(time.perf_counter() - t, 2))
+        by_role = {spec.name: logical for logical, spec in r.roles.items()}
+        fn_of = {spec.role: logical for logical, spec in r.functions.items()}
+        report["denied"] = [
+            {"function": fn_of.get(by_role.get(d["principal"], ""), d["principal"]), **d} for d in r.denials.as_dicts()
+        ]
+    report["wall_s"] = round(time.perf_counter() - t0, 1)
+    return report
+
+
+def drop_actions(policies: dict[str, dict[str, Any]], actions: set[str]) -> dict[str, dict[str, Any]]:
+    """The role's inline policies without `actions` (a statement left with no action is removed)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, doc in policies.items():
+        statements = []
+        for st in iam._listed(doc.get("Statement", [])):
+            kept = [a for a in iam._listed(st.get("Action", [])) if a not in actions]
+            if kept or "Action" not in st:
+                statements.append({**st, "Action": kept} if "Action" in st else st)
+        if statements:
+            out[name] = {**doc, "Statement": statements}
+    return out
+
+
+@contextlib.contextmanager
+def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings) -> Iterator[Rehearsal]:
+    from assist.aws.clients import client
+    from assist.aws.resources import ensure_resources
+    from assist.deploy.jwks import LoopbackIssuer
+    from assist.embed import build_embedder
+    from assist.index.store import ingest
+    from assist.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
+    from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
+    from assist.local.statemachine import enable_interpreter
+
+    with contextlib.ExitStack() as exit_stack:
+        issuer = LoopbackIssuer(AUDIENCE)
+        exit_stack.callback(issuer.stop)
+        parameters = {
+            "OllamaHost": ollama or "http://127.0.0.1:9",  # the discard port: refused at once, i.e. no model
+            "JwtIssuer": issuer.issuer,
+            "JwtAudience": AUDIENCE,
+            "JwtJwksUrl": issuer.jwks_url,
+            "ClassifierModelKey": "routing/current",
+        }
+        cfn = expand(region=REGION, parameters=parameters)
+        parameters = {k: v for k, v in parameters.items() if k in cfn.get("Parameters", {})}
+        moto = MotoServer().start()
+        exit_stack.callback(moto.stop)
+        enable_interpreter(moto.url)
+        stack = Stack(cfn, STACK, parameters, REGION)
+        prefix = stack.parameters.get("IndexPrefix", "index")
+        admin = base.with_(
+            aws_endpoint_url=moto.url,
+            aws_region=REGION,
+            sessions_table=stack.ref("SessionsTable"),
+            intent_history_table=stack.ref("IntentHistoryTable"),
+            bucket=stack.ref("DataBucket"),
+            index_uri=f"s3://{stack.ref('DataBucket')}/{prefix}",
+            ollama_host="http://127.0.0.1:9",
+            **LOCAL_CREDENTIALS,
+        )
+        admin = _operator(admin)  # an IAM user's keys: the moto defaults are unknown once IAM is enforced
+        s3, sm, iam_client = client("s3", admin), client("secretsmanager", admin), client("iam", admin)
+        ensure_resources(admin, client("dynamodb", admin), s3)
+        for logical in stack.of_type("AWS::SecretsManager::Secret"):
+            arn = sm.create_secret(Name=f"{STACK}-{logical}", SecretString=secrets.token_urlsafe(36))["ARN"]
+            stack.physical[logical] = arn
+        stack._secrets = lambda ref: sm.get_secret_value(SecretId=ref)["SecretString"]  # CloudFormation's own read
+        ingest(docs, admin, build_embedder(admin), progress=False, s3=s3)
+        _publish_classifier(admin, s3)
+
+        roles = stack.roles()
+        functions = stack.functions()
+        dropped = _dropped(without, functions)
+        for logical, role in roles.items():
+            iam_client.create_role(RoleName=role.name, AssumeRolePolicyDocument=json.dumps(role.trust))
+            for name, doc in drop_actions(role.policies, dropped.get(logical, set())).items():
+                # SAM's generated statements carry no Version (AWS defaults it; moto insists): no policy
+                # variables are used, so the two versions mean the same here
+                doc = {"Version": "2012-10-17", **doc}
+                iam_client.put_role_policy(RoleName=role.name, PolicyName=name, PolicyDocument=json.dumps(doc))
+        sfn = client("stepfunctions", admin)
+        machines = {}
+        for logical in stack.of_type("AWS::StepFunctions::StateMachine"):
+            definition, role = stack.state_machine(logical)
+            sfn.create_state_machine(
+                name=stack.ref(logical).rsplit(":", 1)[-1], definition=definition, roleArn=roles[role].arn, type="EXPRESS"
+            )
+            machines[stack.ref(logical)] = roles[role]
+        sts = client("sts", admin)
+        credentials = {  # what Lambda gives each function: its role's temporary keys
+            logical: sts.assume_role(RoleArn=roles[f.role].arn, RoleSessionName=f.name[:64])["Credentials"]
+            for logical, f in functions.items()
+        }
+
+        denials = iam.Denials()
+        iam.enforce(denials)
+        machine_role = next(iter(machines.values()))
+
+        def may_invoke(name: str) -> bool:
+            arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
+            return iam.check(denials, machine_role.name, machine_role.documents(), "lambda:InvokeFunction", arn)
+
+        start_sync = SyncExecutions(denials, client("stepfunctions", admin))
+        front = LambdaEndpoint(
+            {}, upstream=moto.url, targets={"AWSStepFunctions.StartSyncExecution": start_sync}, may_invoke=may_invoke
+        )
+        front.start()
+        exit_stack.callback(front.stop)
+        exit_stack.enter_context(interpreter_calls(front))
+        logs = Path(tempfile.mkdtemp(prefix="assist-rehearsal-"))
+        processes: dict[str, FunctionProcess] = {}
+        for logical, f in functions.items():
+            c = credentials[logical]
+            env = {
+                **f.environment,
+                "AWS_ACCESS_KEY_ID": c["AccessKeyId"],
+                "AWS_SECRET_ACCESS_KEY": c["SecretAccessKey"],
+                "AWS_SESSION_TOKEN": c["SessionToken"],
+                "AWS_REGION": REGION,
+                "AWS_DEFAULT_REGION": REGION,
+                "AWS_LAMBDA_FUNCTION_NAME": f.name,
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(f.memory_mb),
+                "AWS_ENDPOINT_URL": front.url,  # the emulator in AWS's place: every call goes through it
+                "EMBED_MODEL_DIR": str(Path(admin.embed_model_dir).resolve()),  # the image's /opt/model
+                "HF_HUB_OFFLINE": "1",
+                "FUNCTION": f.module,
+                "FUNCTION_ARN": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{f.name}",
+            }
+            log_file = (logs / f"{logical}.log").open("wb")
+            exit_stack.callback(log_file.close)
+            command = f.command[0] if f.command else "lambda"
+            processes[logical] = FunctionProcess(f.module, command, env, ROOT, f.timeout_s, log_file)
+            exit_stack.callback(processes[logical].stop)
+            if command == "lambda":
+                front.functions[f.name] = processes[logical]
+        for p in processes.values():
+            p.wait_ready()
+        log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
+        yield Rehearsal(stack, admin, moto.url, denials, processes, functions, roles, issuer.token(USER))
+
+
+def _operator(admin: Settings) -> Settings:
+    """The operator who deploys: an IAM user allowed everything, whose keys stay valid under enforcement."""
+    from assist.aws.clients import client
+
+    iam_client = client("iam", admin)
+    iam_client.create_user(UserName="rehearsal-operator")
+    everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+    iam_client.put_user_policy(UserName="rehearsal-operator", PolicyName="all", PolicyDocument=json.dumps(everything))
+    key = iam_client.create_access_key(UserName="rehearsal-operator")["AccessKey"]
+    return admin.with_(emulator_access_key_id=key["AccessKeyId"], emulator_secret_access_key=key["SecretAccessKey"])
+
+
+def _dropped(without: list[str], functions: dict[str, Any]) -> dict[str, set[str]]:
+    """`Function:service:Action` → {role logical id: actions}."""
+    out: dict[str, set[str]] = {}
+    for item in without:
+        fn, _, action = item.partition(":")
+        if fn not in functions or ":" not in action:
+            raise AssistError(f"--without {item!r}: use Function:service:Action with a function of the template")
+        out.setdefault(functions[fn].role, set()).add(action)
+    return out
+
+
+def _publish_classifier(admin: Settings, s3: Any) -> None:
+    """The shipped routing model as the registry's current version, as `assist classifier promote` leaves it."""
+    from assist.classify.model import ClassifierModel
+    from assist.classify.registry import Registry
+
+    registry = Registry(f"s3://{admin.bucket}/models/routing", s3)
+    model = ClassifierModel.load(DEFAULT_CLASSIFIER_MODEL)
+    registry.add(model)
+    registry.make_current(model.version)
