@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import sqlite3
+import time
 import uuid
 
 import httpx
@@ -179,3 +180,30 @@ def test_a_bad_key_is_a_400(api, session_id):
     r = ask(api.url, {"Idempotency-Key": "has spaces"}, session_id=session_id, message=QUESTION)
     assert r.status_code == 400
     assert "Idempotency-Key" in r.json()["detail"]
+
+
+def test_a_failed_request_gives_its_key_back(api, session_id):
+    h = key()
+    too_long = "x" * (api.settings.max_message_chars + 1)
+    for _ in range(2):  # each try runs (and is refused) again: no 409, no replay of the refusal
+        r = ask(api.url, h, session_id=session_id, message=too_long)
+        assert r.status_code == 400
+        assert "limit is" in r.json()["detail"]
+    assert not any(status == "INPROGRESS" for status in api.records().values())
+
+
+def test_a_retry_that_outwaits_the_bound_is_a_409(docs_index: Settings, ollama, session_id):
+    s = docs_index.with_(ollama_host=ollama.url, ollama_model_name=MAIN, idempotency_wait_s=0.3)
+    ollama.first_token_delay_s = 2.0
+    h = key()
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as base:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            first = pool.submit(ask, base, h, session_id=session_id, message=QUESTION)
+            time.sleep(0.5)  # the first holds the key
+            second = ask(base, h, session_id=session_id, message=QUESTION)
+            assert second.status_code == 409
+            assert "still in progress" in second.json()["detail"]
+            assert second.headers["retry-after"] == "2"
+            assert first.result().status_code == 200
+        assert ask(base, h, session_id=session_id, message=QUESTION).json() == first.result().json()
+        assert len(stored_turns(base, session_id)) == 1
