@@ -171,3 +171,14 @@ def test_settings_need_all_three_or_none():
     with pytest.raises(SettingsError, match="JWT_AUDIENCE"):
         Settings.from_env({k: v for k, v in env.items() if k != "JWT_AUDIENCE"})
     assert Settings.from_env({}).jwt_jwks_url is None
+
+
+def test_the_local_stack_keeps_the_jwt_settings():
+    """`assist local up` starts from Settings.from_env: with JWT_* set, its app verifies tokens (as above,
+    local mode and all) instead of trusting X-Assist-User."""
+    from assist.local.stack import local_settings
+
+    env = {"JWT_JWKS_URL": "http://127.0.0.1:1/jwks.json", "JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE}
+    s = local_settings(Settings.from_env(env), "http://127.0.0.1:2", None)
+    assert s.local_mode
+    assert (s.jwt_jwks_url, s.jwt_issuer, s.jwt_audience) == tuple(env.values())
