@@ -207,3 +207,31 @@ def test_a_retry_that_outwaits_the_bound_is_a_409(docs_index: Settings, ollama, 
             assert first.result().status_code == 200
         assert ask(base, h, session_id=session_id, message=QUESTION).json() == first.result().json()
         assert len(stored_turns(base, session_id)) == 1
+
+
+def test_a_stream_its_client_left_gives_its_key_back(api, ollama, session_id):
+    """The first stream's client goes away after three tokens: the engine keeps that partial turn
+    (client_disconnected), the key is free again, and the retry runs to its own `done`."""
+    ollama.reply(" ".join(f"word{i}" for i in range(100)), model=MAIN)
+    ollama.token_delay_s = 0.02
+    h = key()
+    body = {"session_id": session_id, "message": QUESTION}
+    before = set(api.records())
+    with httpx.stream("POST", api.url + "/v1/ask/stream", json=body, headers=h, timeout=30) as resp:
+        tokens = 0
+        for line in resp.iter_lines():
+            tokens += line.startswith("event: token")
+            if tokens == 3:
+                break
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and set(api.records()) - before:
+        time.sleep(0.05)  # the server notices the client is gone, stores the partial turn, frees the key
+    assert not set(api.records()) - before, "the key must be free again"
+    with httpx.stream("POST", api.url + "/v1/ask/stream", json=body, headers=h, timeout=60) as resp:
+        assert resp.status_code == 200
+        names = [name for name, _, _ in read_events(resp)]
+    assert names[-1] == "done"
+    assert names.count("token") > 1  # run again, not replayed
+    turns = stored_turns(api.url, session_id)
+    assert len(turns) == 2
+    assert "client_disconnected" in turns[0]["degraded"]

@@ -171,10 +171,10 @@ class Claim:
                     await anyio.to_thread.run_sync(self.complete, payload)
                     done = True
                 yield name, payload
-        finally:
-            await stream.aclose()
-            if not done:
-                with anyio.CancelScope(shield=True):
+        finally:  # shielded: a cancelled response (client gone) must still end the turn and free the key
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+                if not done:
                     await anyio.to_thread.run_sync(self.release)
 
 
