@@ -127,6 +127,15 @@ class Settings:
     max_editor_content_chars: int = 32000
     max_user_info_bytes: int = 8192  # user_info encoded as JSON
     max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
+    # verified identity (ADR 0050): with JWT_JWKS_URL set, the caller is the `sub` of a verified bearer token
+    jwt_jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    # Idempotency-Key (ADR 0049): answers remembered per caller, route and key
+    idempotency_table: str = "assist-idempotency"  # DynamoDB; the embedded store keeps them in its own file
+    idempotency_ttl_s: int = 3600  # a key is remembered this long after its answer
+    idempotency_wait_s: float = 25.0  # a retry arriving while the first request runs waits this long for it
+    idempotency_lock_s: float = 150.0  # a claim whose request died is free again after this (> every timeout)
 
     # --- Logs ---------------------------------------------------------------------
     log_level: str = "INFO"
@@ -210,6 +219,9 @@ class Settings:
         store = values["session_store"] = str(values.get("session_store", "auto")).strip().lower()
         if store not in SESSION_STORES:
             raise SettingsError(f"SESSION_STORE={store!r}: use one of {'|'.join(SESSION_STORES)}")
+        unset = [f"JWT_{n}" for n in ("JWKS_URL", "ISSUER", "AUDIENCE") if not values.get(f"jwt_{n.lower()}")]
+        if 0 < len(unset) < 3:  # a token checked without its issuer or audience would accept any app's tokens
+            raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
         if str(values.get("classifier_model_path", "")).lower() in NO_MODEL:
             values["classifier_model_path"] = None
         return cls(**values)
@@ -224,6 +236,7 @@ class Settings:
             "BUCKET": self.bucket,
             "SESSIONS_TABLE": self.sessions_table,
             "INTENT_HISTORY_TABLE": self.intent_history_table,
+            "IDEMPOTENCY_TABLE": self.idempotency_table,
             "INDEX_URI": self.index_uri,
             "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
             "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,

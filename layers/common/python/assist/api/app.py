@@ -6,7 +6,6 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
@@ -16,7 +15,8 @@ from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER
 
 from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
-from assist.api.identity import caller
+from assist.api.idempotency import Idempotency
+from assist.api.identity import caller, token_guard
 from assist.api.insights import insights_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.logs import get_logger
@@ -35,6 +35,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     the state machine)."""
     settings = engine.settings
     answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
+    keyed = Idempotency(settings)  # Idempotency-Key on the routes that store a turn
 
     def run_ask(data: AskRequest, owner: str) -> Any:
         check_ask(data, settings)  # here, not in the first task: a state machine never starts on a request it refuses
@@ -42,15 +43,16 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
 
     @post("/v1/ask", sync_to_thread=True, status_code=200, summary="Answer one message of a session")
     def ask(data: AskRequest, request: Request) -> Answer:
-        return run_ask(data, caller(request, settings))
+        owner = caller(request, settings)
+        return keyed.once(request, owner, msgspec.to_builtins(data), lambda: run_ask(data, owner))
 
     @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
         # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
-        state = await anyio.to_thread.run_sync(engine.prepare, data, caller(request, settings))
+        owner = caller(request, settings)
+        events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data))
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
-        events = engine.stream(state)
         return ServerSentEvent(_events(await anext(events), events))
 
     @get("/v1/sessions/{session_id:str}", sync_to_thread=True, summary="A session's turns and intents, for its owner")
@@ -62,7 +64,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
     from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
 
-    extra, lifespan = ways_in(engine, run_ask)
+    extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
     return service(routes, settings, lifespan=lifespan)
 
@@ -76,7 +78,7 @@ def service(
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
     the body limits every route shares."""
 
-    @get("/healthz", summary="Liveness and readiness")
+    @get("/healthz", summary="Liveness and readiness", opt={"public": True})
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
@@ -92,7 +94,8 @@ def service(
             Exception: _unexpected,
         },
         middleware=[BodyLimits(settings.max_body_bytes)],
-        openapi_config=OpenAPIConfig(title=title, version="1.0.0"),
+        guards=[token_guard(settings)] if settings.jwt_jwks_url else [],  # verified identity (ADR 0050)
+        openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
         lifespan=lifespan or [],
         debug=False,
     )
@@ -144,7 +147,8 @@ def _client_error(request: Request, exc: ClientException) -> Response[dict[str, 
     detail = exc.detail
     if isinstance(exc.__cause__, SerializationException):
         detail = f"request body is not valid JSON: {exc.detail}"
-    return Response({"status_code": exc.status_code, "detail": detail}, status_code=exc.status_code)
+    body = {"status_code": exc.status_code, "detail": detail}
+    return Response(body, status_code=exc.status_code, headers=exc.headers)  # a 401's WWW-Authenticate
 
 
 def _unexpected(request: Request, exc: Exception) -> Response[dict[str, Any]]:

@@ -39,6 +39,7 @@ from assist.memory.store import SessionNotFound, StoreUnavailable
 from assist.serverless.execution import ExecutionFailed
 
 if TYPE_CHECKING:
+    from assist.api.idempotency import Idempotency
     from assist.ask.engine import Engine
 
 log = get_logger(__name__)
@@ -87,10 +88,13 @@ class OpenAIError(Exception):
         self.status, self.param, self.code = status, param, code
 
 
-def chat_router(engine: Engine, run_ask: Callable[[AskRequest, str], Any], streams: bool = True) -> Router:
+def chat_router(
+    engine: Engine, run_ask: Callable[[AskRequest, str], Any], keyed: Idempotency, streams: bool = True
+) -> Router:
     """The two routes, with OpenAI's error shape. `run_ask` answers a plain completion (as /v1/ask does:
-    the state machine on the local stack and in AWS); `streams=False` where responses are buffered
-    (the Ask function behind the HTTP API), so a streamed request is told where streaming is served."""
+    the state machine on the local stack and in AWS); `keyed` honours Idempotency-Key on completions;
+    `streams=False` where responses are buffered (the Ask function behind the HTTP API), so a streamed
+    request is told where streaming is served."""
     settings = engine.settings
 
     @get("/models", summary="The models a caller may name (OpenAI wire format)")
@@ -107,14 +111,14 @@ def chat_router(engine: Engine, run_ask: Callable[[AskRequest, str], Any], strea
         chat, owner = data, caller(request, settings)
         ask = to_ask(chat, request.headers.get(SESSION_HEADER), owner)
         headers = {"X-Assist-Session": ask.session_id}
+        body = {"chat": msgspec.to_builtins(chat), "session": ask.session_id}  # what a retry must send again
         if not chat.stream:
-            answer = msgspec.to_builtins(await anyio.to_thread.run_sync(run_ask, ask, owner))
-            return Response(completion(answer, ask.session_id), headers=headers)
+            answered = await anyio.to_thread.run_sync(keyed.once, request, owner, body, lambda: run_ask(ask, owner))
+            return Response(completion(msgspec.to_builtins(answered), ask.session_id), headers=headers)
         if not streams:
             raise OpenAIError(400, "stream: true is served by the stream URL (AskStreamUrl), not here", "stream")
         # Phase 1 before the response starts: bad input or a foreign session is a 4xx, not a chunk.
-        state = await anyio.to_thread.run_sync(engine.prepare, ask, owner)
-        events = engine.stream(state)
+        events = await keyed.events(engine, request, ask, owner, body)
         first = await anext(events)
         usage = bool((chat.stream_options or {}).get("include_usage"))
         chunks = _chunks(first, events, ask.session_id, usage)
@@ -298,6 +302,7 @@ def _error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
         headers["Retry-After"] = str(exc.retry_after_s)
     elif isinstance(exc, NotAuthorizedException):
         status, message, code = 401, str(exc.detail), "no_caller_identity"
+        headers.update(exc.headers or {})  # the WWW-Authenticate challenge
     elif isinstance(exc, ValidationException):  # the body's shape: litestar names the field in `extra`
         problems = exc.extra if isinstance(exc.extra, list) else []
         status, message = 400, "; ".join(f"{p.get('key', 'body')}: {p.get('message')}" for p in problems) or exc.detail

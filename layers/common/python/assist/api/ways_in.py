@@ -19,15 +19,19 @@ from assist.api.openai import chat_router
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
 
+    from assist.api.idempotency import Idempotency
     from assist.ask.engine import Engine
     from assist.contracts import AskRequest
 
 OWNER_SCOPE_KEY = "assist.owner"  # the HTTP caller, handed to the MCP tools in the request scope
 
 
-def ways_in(engine: Engine, run_ask: Callable[[AskRequest, str], Any]) -> tuple[list[Any], list[Callable[..., Any]]]:
+def ways_in(
+    engine: Engine, run_ask: Callable[[AskRequest, str], Any], keyed: Idempotency
+) -> tuple[list[Any], list[Callable[..., Any]]]:
     """Route handlers and the lifespan they need. Plain completions and MCP `ask` answer through
-    `run_ask`, as /v1/ask does (the state machine on the local stack and in the Ask function)."""
+    `run_ask`, as /v1/ask does (the state machine on the local stack and in the Ask function);
+    completions honour Idempotency-Key through `keyed`, as /v1/ask does."""
     settings = engine.settings
     server = LazyMCP(lambda: _mcp_handler(engine, run_ask, settings.local_mode))
 
@@ -39,7 +43,7 @@ def ways_in(engine: Engine, run_ask: Callable[[AskRequest, str], Any]) -> tuple[
 
     # The Ask function (behind API Gateway, which buffers) is the one with the state machine's ARN.
     streams = not settings.ask_state_machine_arn
-    return [chat_router(engine, run_ask, streams=streams), mcp], [server.lifespan]
+    return [chat_router(engine, run_ask, keyed, streams=streams), mcp], [server.lifespan]
 
 
 def _mcp_handler(engine: Engine, run_ask: Callable[[AskRequest, str], Any], local: bool) -> Any:

@@ -28,11 +28,11 @@ HEADERS = {
 def chat_routes() -> list[Any]:
     """`GET /` (the page) and `GET /static/{name}` (its script and style), left out of the API schema."""
 
-    @get("/", include_in_schema=False, sync_to_thread=False)
+    @get("/", include_in_schema=False, sync_to_thread=False, opt={"public": True})
     def page() -> Response[bytes]:
         return _file("index.html", "text/html")
 
-    @get("/static/{name:str}", include_in_schema=False, sync_to_thread=False)
+    @get("/static/{name:str}", include_in_schema=False, sync_to_thread=False, opt={"public": True})
     def asset(name: str) -> Response[bytes]:
         if name not in ASSETS:
             raise NotFoundException(f"no static file {name!r}")

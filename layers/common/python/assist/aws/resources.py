@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 TEMPLATE = Path(__file__).resolve().parents[5] / "template.yaml"  # repo root
 # logical id in template.yaml → the Settings field holding its local name
-TABLES = {"SessionsTable": "sessions_table", "IntentHistoryTable": "intent_history_table"}
+TABLES = {
+    "SessionsTable": "sessions_table",
+    "IntentHistoryTable": "intent_history_table",
+    "IdempotencyTable": "idempotency_table",
+}
 BUCKET = "DataBucket"
 _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")
 

@@ -189,7 +189,7 @@ class FileSessionStore(Store):
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start: the reads inside it see
         what no other writer can change before it commits."""
-        with _write(self.connection()) as db:
+        with write_lock(self.connection()) as db:
             yield db
 
     @staticmethod
@@ -200,12 +200,7 @@ class FileSessionStore(Store):
     def connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # autocommit mode: every write opens its own BEGIN IMMEDIATE (`transaction`)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = FULL")
-            self._local.db = db
+            db = self._local.db = open_database(self.path)
         if not self._ready:
             self._prepare(db)
         return db
@@ -217,7 +212,7 @@ class FileSessionStore(Store):
                 return
             db.executescript(SCHEMA)
             now = int(time.time())
-            with _write(db) as tx:
+            with write_lock(db) as tx:
                 removed = sum(
                     tx.execute(f"DELETE FROM {t} WHERE expires_at < ?", (now,)).rowcount for t in (SESSIONS, HISTORY)
                 )
@@ -226,8 +221,19 @@ class FileSessionStore(Store):
             self._ready = True
 
 
+def open_database(path: Path) -> sqlite3.Connection:
+    """A connection to the store's file (one per thread: sqlite3 connections are not shared), in
+    autocommit mode: every write opens its own BEGIN IMMEDIATE (`write_lock`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    return db
+
+
 @contextmanager
-def _write(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def write_lock(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction holding the file's write lock from its first statement."""
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
