@@ -10,7 +10,10 @@ def cited(sources: list[dict[str, Any]]) -> str:
     """The sources the answer's [n] markers point at, as a footer of the answer text."""
     if not sources:
         return ""
-    lines = [f"[{i}] {s['title']} › {s['heading'] or s['title']} ({s['id']})" for i, s in enumerate(sources, 1)]
+    lines = [
+        f"[{i}] {s['title']} › {s['heading'] or s['title']} ({s.get('url') or s['id']})"
+        for i, s in enumerate(sources, 1)
+    ]
     return "\n\nSources:\n" + "\n".join(lines)
 
 
