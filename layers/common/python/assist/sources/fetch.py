@@ -108,7 +108,7 @@ class Fetcher:
                 self.requests += 1
             try:
                 with self._client.stream("GET", current, headers=headers) as resp:
-                    if resp.is_redirect:
+                    if resp.has_redirect_location:
                         current = urljoin(current, resp.headers.get("location", ""))
                         continue
                     if resp.status_code == 304:

@@ -84,11 +84,9 @@ def read_site(
 
         if _is_sitemap(start):
             listed = _sitemap(fetcher, start, out.counts)
-            out.pages = _crawl(fetcher, listed, fetch, out.counts, follow=None, settings=settings)
+            out.pages = _crawl(fetcher, listed, fetch, out.counts, None, settings)
         else:
-            out.pages = _crawl(
-                fetcher, [Listed(urldefrag(start)[0])], fetch, out.counts, follow=root, settings=settings
-            )
+            out.pages = _crawl(fetcher, [Listed(urldefrag(start)[0])], fetch, out.counts, root, settings)
         out.counts["requests"] = fetcher.requests
     out.counts["seconds"] = round(time.perf_counter() - t0, 3)
     out.counts["pages_per_s"] = (
@@ -107,8 +105,9 @@ def _crawl(
     follow: str | None,
     settings: Settings,
 ) -> list[Page]:
-    """Fetch in waves (each wave on the fetcher's threads); with `follow`, links below it join the next wave."""
-    seen = {q.url for q in queue}
+    """Fetch in waves (each wave on the fetcher's threads); with `follow`, links below it join the next wave
+    (one URL per document id: `guide/` and `guide/index.html` are one page)."""
+    seen = {page_id(q.url, follow or "") for q in queue}
     pages: dict[str, Page] = {}
     while queue:
         allowed = []
@@ -128,12 +127,13 @@ def _crawl(
                     raise SourceError(f"{item.url}: two pages give the document id {page.doc_id!r}")
                 pages[page.doc_id] = page
             for link in links if follow else []:
+                key = page_id(link, follow or "")
                 if (
                     link.startswith(follow)
-                    and link not in seen
+                    and key not in seen
                     and PurePosixPath(urlsplit(link).path).suffix not in NOT_PAGES
                 ):
-                    seen.add(link)
+                    seen.add(key)
                     nxt.append(Listed(link, required=False))
         queue = nxt
     return list(pages.values())
