@@ -160,3 +160,32 @@ def test_bad_input_is_a_clear_error_and_the_index_stays(
     with pytest.raises(SourceError, match=expected):
         sync_sources([SourceSpec(location)], settings, embedder, progress=False)
     assert doc_hashes(connect(settings.index_uri).open_table(settings.index_table)) == before
+
+
+def test_the_scheduled_sync_function_runs_the_sources_file_against_the_index_on_s3(
+    site: DocsSite, base_settings: Settings
+):
+    from assist.aws.clients import client
+    from assist.serverless.lambda_entry import LambdaFunction
+
+    s3 = client("s3", base_settings)
+    key = f"sources/{site.url.rsplit(':', 1)[-1]}.yaml"
+    s3.put_object(Bucket=base_settings.bucket, Key=key, Body=f"sources:\n  - {site.url}/docs/sitemap.xml\n".encode())
+    s = base_settings.with_(
+        index_uri=f"s3://{base_settings.bucket}/sync-{key[8:-5]}",
+        sources_file=f"s3://{base_settings.bucket}/{key}",
+        crawl_delay_s=0.0,
+    )
+    scheduled = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+    first = LambdaFunction("sync", s).handler(scheduled)
+    assert (first["docs"], first["added_docs"]) == (3, 3)
+    again = LambdaFunction("sync", s).handler(scheduled)
+    assert (again["added_docs"], again["sources"][0]["fetched"]) == (0, 0)
+    table = connect(s.index_uri, s.storage_options()).open_table(s.index_table)
+    assert {r["url"].split("#")[0] for r in table.search().select(["url"]).limit(None).to_list()} == {
+        f"{site.url}/docs/index.html",
+        f"{site.url}/docs/install.html",
+        f"{site.url}/docs/config.html",
+    }
+    with pytest.raises(SourceError, match="NoSuchKey"):
+        LambdaFunction("sync", s.with_(sources_file=f"s3://{s.bucket}/sources/missing.yaml")).handler(scheduled)

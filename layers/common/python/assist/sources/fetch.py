@@ -43,8 +43,8 @@ def origin(url: str) -> str:
 
 
 class Fetcher:
-    """GETs on one site (scheme and host of `base`), at most `crawl_concurrency` at a time, each slot
-    waiting `crawl_delay_s` (or robots.txt's Crawl-delay, if longer) between its requests."""
+    """GETs on one site (scheme and host of `base`), at most `crawl_concurrency` at a time, each request
+    but the first waiting `crawl_delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
 
     def __init__(self, base: str, settings: Settings) -> None:
         import httpx
@@ -107,6 +107,8 @@ class Fetcher:
             with self._lock:
                 self.requests += 1
             try:
+                if self.delay and self.requests > 1:  # the polite pause of this request slot
+                    time.sleep(self.delay)
                 with self._client.stream("GET", current, headers=headers) as resp:
                     if resp.has_redirect_location:
                         current = urljoin(current, resp.headers.get("location", ""))
@@ -135,17 +137,9 @@ class Fetcher:
         return bytes(body)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-        """fn over items on `crawl_concurrency` threads, each pausing `delay` after every call; in order."""
-
-        def polite(item: T) -> R:
-            try:
-                return fn(item)
-            finally:
-                if self.delay:
-                    time.sleep(self.delay)
-
+        """fn over items on `crawl_concurrency` threads (each request waits `delay` first), in order."""
         with ThreadPoolExecutor(max_workers=max(1, self.settings.crawl_concurrency)) as pool:
-            return list(pool.map(polite, items))
+            return list(pool.map(fn, items))
 
 
 def check_text(where: str, body: bytes) -> str:

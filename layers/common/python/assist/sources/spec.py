@@ -77,23 +77,32 @@ def guess_kind(location: str) -> str:
 def load_file(path: str | Path) -> list[SourceSpec]:
     """A sources file: `sources:` a list of locations or mappings (location, kind, base_url, prefix, ref).
     Relative paths are read from the file's folder."""
-    import yaml
-
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
         raise SourceError(f"sources file {path}: {exc}") from exc
+    return load_text(text, str(path), path.parent)
+
+
+def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpec]:
+    """The sources of a sources file's text; relative paths resolved against `base` when given."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SourceError(f"sources file {where}: {exc}") from exc
     items = data.get("sources") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
-        raise SourceError(f"sources file {path}: expected `sources:` with a list of locations")
+        raise SourceError(f"sources file {where}: expected `sources:` with a list of locations")
     specs = []
     for i, item in enumerate(items):
         try:
             spec = msgspec.convert({"location": item} if isinstance(item, str) else item, SourceSpec)
         except msgspec.ValidationError as exc:
-            raise SourceError(f"sources file {path}, source {i + 1}: {exc}") from exc
-        if not is_url(spec.location) and not spec.location.startswith("git@"):
-            spec = msgspec.structs.replace(spec, location=str((path.parent / spec.location).resolve()))
+            raise SourceError(f"sources file {where}, source {i + 1}: {exc}") from exc
+        if base is not None and not is_url(spec.location) and not spec.location.startswith("git@"):
+            spec = msgspec.structs.replace(spec, location=str((base / spec.location).resolve()))
         specs.append(spec.resolved())
     return specs

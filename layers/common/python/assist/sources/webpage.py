@@ -84,7 +84,7 @@ def parse_page(doc_id: str, body: bytes, url: str, source: str = "") -> tuple[Do
         elif tag in ("p", "dt", "dd", "figcaption", "caption", "blockquote") and not el.xpath(".//pre|.//table"):
             add(_text(el))
         elif tag == "li":
-            nested = el.xpath("./ul|./ol|./pre|./table|./p")
+            nested = el.xpath("./ul|./ol|./pre|./table|./div/pre")
             own = _SPACE.sub(" ", "".join(_own_text(el))).strip()
             add(f"- {own}" if own else "")
             for child in nested:
@@ -158,7 +158,7 @@ def _own_text(el: Any) -> list[str]:
     """A list item's text without its nested lists and blocks."""
     out = [el.text or ""]
     for child in el:
-        if child.tag not in ("ul", "ol", "pre", "table", "p"):
+        if child.tag not in ("ul", "ol", "pre", "table") and not child.xpath("./pre"):
             out.append(child.text_content())
         out.append(child.tail or "")
     return out
