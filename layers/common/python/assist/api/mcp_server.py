@@ -39,8 +39,8 @@ SEARCH_DOCS = (
     "Search the platform's documentation; returns the k best passages (id, doc_id, 'title › heading', text, "
     "score, url: the page to link) and the retrieval's confidence (very_high … none). Use it when you want the "
     "source text itself: to find where something is documented, quote it, or gather context before writing code. "
-    "Fast (no language model), stores nothing. A passage's doc_id opens the whole document with get_document. Low or none "
-    "confidence means the docs may not cover it: try other words (see suggestions) before concluding."
+    "Fast (no language model), stores nothing. A passage's doc_id opens the whole document with get_document. "
+    "Low or none confidence means the docs may not cover it: try other words (see suggestions) before concluding."
 )
 GET_DOCUMENT = (
     "Read one whole document by its doc_id (from search_docs or list_documents): its sections in order, each "
