@@ -171,3 +171,15 @@ def test_a_sources_file_resolves_paths_beside_it_and_refuses_unknown_fields(tmp_
     (tmp_path / "empty.yaml").write_text("nothing: here\n")
     with pytest.raises(SourceError, match="expected `sources:`"):
         load_file(tmp_path / "empty.yaml")
+
+
+def test_one_site_is_one_host_over_http_or_https():
+    from assist.settings import Settings
+    from assist.sources.fetch import Fetcher
+
+    with Fetcher("http://docs.x.org/guide/", Settings()) as fetcher:
+        assert fetcher.on_host("https://docs.x.org/api/")  # an upgrade to https stays on the site
+        assert fetcher.on_host("http://DOCS.x.org:80/a")
+        assert not fetcher.on_host("https://x.org/")
+        assert not fetcher.on_host("https://docs.x.org.evil.com/")
+        assert not fetcher.on_host("ftp://docs.x.org/file")

@@ -42,8 +42,13 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+def host(url: str) -> str:
+    """The host a URL names: `http://docs.x.org` and `https://docs.x.org:443` are one site."""
+    return (urlsplit(url).hostname or "").lower()
+
+
 class Fetcher:
-    """GETs on one site (scheme and host of `base`), at most `crawl_concurrency` at a time, each request
+    """GETs on one site (the host of `base`, over http or https), at most `crawl_concurrency` at a time, each request
     but the first waiting `crawl_delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
 
     def __init__(self, base: str, settings: Settings) -> None:
@@ -87,7 +92,7 @@ class Fetcher:
         return list(self._robots.sitemaps) if self._robots is not None else []
 
     def on_host(self, url: str) -> bool:
-        return origin(url) == self.origin
+        return urlsplit(url).scheme in ("http", "https") and host(url) == host(self.origin)
 
     def get(self, url: str, validators: dict[str, str] | None = None, missing_ok: bool = False) -> Response:
         """The body of `url` (status 200), or status 304 when `validators` (etag, last-modified) still hold.

@@ -107,9 +107,9 @@ def parse_page(doc_id: str, body: bytes, url: str, source: str = "") -> tuple[Do
 
 
 def _same_site(a: str, b: str) -> bool:
-    from assist.sources.fetch import origin
+    from assist.sources.fetch import host
 
-    return origin(a) == origin(b)
+    return host(a) == host(b)
 
 
 def _content(root: Any) -> Any:
