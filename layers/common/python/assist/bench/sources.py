@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 CHUNKS = 30  # chunks asked per query; their sections, deduplicated, are ranked
+#: words only the theme's chrome below holds (`page`): a passage with one of them is navigation, not content
+CHROME_MARKERS = ("Skip to content", "Guides Reference Changelog", "Was this page helpful", "Made with assist")
 
 
 def page(title: str, body: str, nav: list[tuple[str, str]]) -> str:
@@ -95,8 +97,11 @@ def serve(root: Path) -> Iterator[str]:
 def compare(
     docs: Path, queries: Path, qrels: Path, settings: Settings, embedder: Embedder, work: Path
 ) -> dict[str, Any]:
-    """The same docs indexed as files and as their rendered site, on the same queries."""
-    from assist.retrieve.search import Retriever, SearchOptions
+    """The same docs indexed as files, as their rendered site, and (to measure what dropping it does) as
+    the site with its chrome kept, on the same queries. `cites_chrome`: queries whose top 5 passages —
+    what an answer cites — carry the theme's chrome."""
+    from assist.index.store import sync
+    from assist.sources.site import read_site
 
     judged = beir.read_qrels(qrels)
     asked = {q: t for q, t in beir.read_queries(queries).items() if q in judged}
@@ -106,26 +111,41 @@ def compare(
     out: dict[str, Any] = {"pages": pages, "queries": len(asked)}
     with serve(site_dir) as base:
         write_sitemap(site_dir, base, lastmod=False)
-        for name, spec in (
-            ("files", SourceSpec(str(docs), kind="folder")),
-            ("site", SourceSpec(f"{base}/sitemap.xml")),
-        ):
+        for name in ("files", "site", "site_with_chrome"):
             s = settings.with_(index_uri=str(work / f"index-{name}"))
-            synced = sync_sources([spec], s, embedder, progress=False)
-            table = connect(s.index_uri).open_table(s.index_table)
-            retriever = Retriever(table, embedder, SearchOptions.from_settings(s))
-            totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
-            for qid, text in asked.items():
-                ranked = list(dict.fromkeys(c.id.rsplit(":", 1)[0] for c in retriever.search(text, k=CHUNKS).chunks))
-                totals["ndcg@10"] += ndcg(ranked, judged[qid], 10)
-                totals["recall@10"] += recall(ranked, judged[qid], 10)
-                totals["mrr@10"] += mrr(ranked, judged[qid], 10)
-            out[name] = {k: round(v / len(asked), 4) for k, v in totals.items()} | {
-                "docs": synced["docs"],
-                "chunks": synced["chunks"],
-            }
+            if name == "site_with_chrome":
+                read = read_site(SourceSpec(f"{base}/sitemap.xml", kind="site"), s, {}, {}, keep_chrome=True)
+                sync({p.doc_id: (p.hash, p.chunks) for p in read.pages if p.chunks}, s, embedder, progress=False)
+            else:
+                location = str(docs) if name == "files" else f"{base}/sitemap.xml"
+                sync_sources([SourceSpec(location)], s, embedder, progress=False)
+            out[name] = _figures(s, embedder, asked, judged)
     out["delta_ndcg@10"] = round(out["site"]["ndcg@10"] - out["files"]["ndcg@10"], 4)
     return out
+
+
+def _figures(
+    settings: Settings, embedder: Embedder, asked: dict[str, str], judged: dict[str, dict[str, int]]
+) -> dict[str, Any]:
+    from assist.retrieve.search import Retriever, SearchOptions
+
+    table = connect(settings.index_uri).open_table(settings.index_table)
+    retriever = Retriever(table, embedder, SearchOptions.from_settings(settings))
+    totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
+    cites_chrome = 0
+    for qid, text in asked.items():
+        chunks = retriever.search(text, k=CHUNKS).chunks
+        ranked = list(dict.fromkeys(c.id.rsplit(":", 1)[0] for c in chunks))
+        totals["ndcg@10"] += ndcg(ranked, judged[qid], 10)
+        totals["recall@10"] += recall(ranked, judged[qid], 10)
+        totals["mrr@10"] += mrr(ranked, judged[qid], 10)
+        cites_chrome += any(m in c.text for c in chunks[:5] for m in CHROME_MARKERS)
+    rows = table.search().select(["doc_id"]).limit(None).to_arrow().column("doc_id").to_pylist()
+    return {k: round(v / len(asked), 4) for k, v in totals.items()} | {
+        "cites_chrome": cites_chrome,
+        "docs": len(set(rows)),
+        "chunks": len(rows),
+    }
 
 
 def crawl(settings: Settings, embedder: Embedder, pages: int, work: Path | None = None) -> dict[str, Any]:

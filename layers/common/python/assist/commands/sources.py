@@ -1,4 +1,5 @@
-"""`assist eval sources`: the same Markdown docs indexed as files and as their rendered website."""
+"""`assist eval sources`: the same Markdown docs indexed as files and as their rendered website (and, to
+measure what dropping it does, as the site with its chrome kept)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from assist.commands.common import group, report, settings
 def register(sub: argparse._SubParsersAction) -> None:
     ev = group(sub, "eval")
     p = ev.add_parser(
-        "sources", help="docs indexed as files and as their rendered site (loopback): nDCG@10 side by side"
+        "sources",
+        help="docs indexed as files and as their rendered site (loopback), and the site with its chrome kept: "
+        "nDCG@10 side by side",
     )
     p.add_argument("--docs", default="docs", help="the Markdown folder (default: docs)")
     p.add_argument("--queries", default="data/retrieval/queries.jsonl")
@@ -30,10 +33,10 @@ def run(args: argparse.Namespace) -> int:
     work.mkdir(parents=True, exist_ok=True)
     result = compare(Path(args.docs), Path(args.queries), Path(args.qrels), s, build_embedder(s), work)
     if not args.json:
-        files, site = result["files"], result["site"]
-        print(f"{'':12}{'files':>10}{'site':>10}")
-        for key in ("ndcg@10", "recall@10", "mrr@10", "docs", "chunks"):
-            print(f"{key:12}{files[key]:>10}{site[key]:>10}")
+        names = ("files", "site", "site_with_chrome")
+        print(f"{'':14}" + "".join(f"{n:>18}" for n in names))
+        for key in ("ndcg@10", "recall@10", "mrr@10", "cites_chrome", "docs", "chunks"):
+            print(f"{key:14}" + "".join(f"{result[n][key]:>18}" for n in names))
         print(
             f"pages {result['pages']}, queries {result['queries']}, Δ nDCG@10 (site − files) {result['delta_ndcg@10']}"
         )

@@ -40,10 +40,15 @@ class Listed:
 
 
 def read_site(
-    spec: SourceSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
+    spec: SourceSpec,
+    settings: Settings,
+    previous: dict[str, dict[str, Any]],
+    indexed: dict[str, str],
+    keep_chrome: bool = False,
 ) -> Read:
     """The site's pages. `previous`: {url: validators and doc hash} kept from the last sync; `indexed`:
-    {doc_id: hash} the index holds (a page is skipped only when the index still holds it as it was)."""
+    {doc_id: hash} the index holds (a page is skipped only when the index still holds it as it was).
+    `keep_chrome`: pages read whole (`assist eval sources` measures what dropping the chrome does)."""
     start = spec.location
     t0 = time.perf_counter()
     out = Read(counts={"pages": 0, "fetched": 0, "not_modified": 0, "unchanged_lastmod": 0, "disallowed": 0,
@@ -75,7 +80,7 @@ def read_site(
                 if item.required:
                     raise SourceError(f"{item.url}: {resp.content_type}, not an HTML page")
                 return item, None, [], "not_html"
-            doc, links = parse_page(doc_id, resp.body, resp.url, source=item.url)
+            doc, links = parse_page(doc_id, resp.body, resp.url, source=item.url, keep_chrome=keep_chrome)
             h = doc_hash(doc.chunks[0].url + "\n" + "\n".join(c.id + c.text for c in doc.chunks)) if doc.chunks else ""
             page_links = [u for u in links if fetcher.on_host(u)]
             out.validators[item.url] = {**resp.validators(), "lastmod": item.lastmod, "hash": h, "links": page_links}

@@ -30,9 +30,12 @@ CONTENT = ("//main", "//article", "//*[@role='main']", "//*[@itemprop='articleBo
 _SPACE = re.compile(r"\s+")
 
 
-def parse_page(doc_id: str, body: bytes, url: str, source: str = "") -> tuple[Document, list[str]]:
+def parse_page(
+    doc_id: str, body: bytes, url: str, source: str = "", keep_chrome: bool = False
+) -> tuple[Document, list[str]]:
     """(the page as a document, the page's links on its content and navigation, absolute, without fragment).
-    The document's URL is the page's canonical one when it names one on the same site."""
+    The document's URL is the page's canonical one when it names one on the same site. `keep_chrome`:
+    the whole body, chrome and all (only `assist eval sources` asks, to measure what dropping it does)."""
     import lxml.html
 
     root = lxml.html.document_fromstring(body)
@@ -41,8 +44,11 @@ def parse_page(doc_id: str, body: bytes, url: str, source: str = "") -> tuple[Do
     if canonical and _same_site(urljoin(url, canonical), url):
         url = urldefrag(urljoin(url, canonical))[0]
     page_title = _text(next(iter(root.xpath("//title")), None)).split(" | ")[0].strip()
-    content = _content(root)
-    _drop_chrome(content)
+    if keep_chrome:
+        content = root.find("body") if root.find("body") is not None else root
+    else:
+        content = _content(root)
+        _drop_chrome(content)
     for code in content.iter("code"):  # inline code keeps its backticks, as in the Markdown it came from
         if not any(a.tag == "pre" for a in code.iterancestors()) and code.text is not None:
             code.text = f"`{code.text}"
