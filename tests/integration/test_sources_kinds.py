@@ -221,6 +221,21 @@ def test_a_malformed_spec_is_refused_and_the_index_stays(
     assert connect(indexed.index_uri).open_table(indexed.index_table).version == before
 
 
+def test_a_repository_is_cloned_from_what_git_clone_takes(indexed: Settings, embedder: Embedder, tmp_path: Path):
+    repo = make_repo(tmp_path / "work")
+    bare = tmp_path / "sdk.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    s = indexed.with_(index_uri=str(tmp_path / "cloned"))
+    result = sync_sources([SourceSpec(str(bare))], s, embedder, progress=False)
+    assert result["sources"][0]["kind"] == "repo"
+    table = connect(s.index_uri).open_table(s.index_table)
+    assert {"sdk/client.py", "sdk/retry.js", "guide", "setup"} == {
+        r["doc_id"] for r in table.search().select(["doc_id"]).limit(None).to_list()
+    }
+    with pytest.raises(SourceError, match="git clone failed"):
+        sync_sources([SourceSpec(str(tmp_path / "nothing.git"))], s, embedder, progress=False)
+
+
 def test_a_binary_file_in_a_folder_is_refused(indexed: Settings, embedder: Embedder, tmp_path: Path):
     folder = tmp_path / "docs"
     folder.mkdir()

@@ -42,9 +42,10 @@ def read_folder(spec: SourceSpec, settings: Settings) -> Read:
 
 
 def read_repo(spec: SourceSpec, settings: Settings) -> Read:
-    """A local checkout (its tracked files) or a URL (cloned shallow into a temporary folder)."""
+    """A local checkout (its tracked files), or anything `git clone` takes — a URL, `git@…`, a bare
+    repository's path — cloned shallow into a temporary folder."""
     location = spec.location
-    remote = is_url(location) or location.startswith("git@")
+    remote = is_url(location) or location.startswith("git@") or not (Path(location) / ".git").exists()
     with tempfile.TemporaryDirectory(prefix="assist-repo-") as tmp:
         if remote:
             args = ["git", "clone", "--quiet", "--depth", "1", *(["--branch", spec.ref] if spec.ref else []), location]
@@ -54,8 +55,6 @@ def read_repo(spec: SourceSpec, settings: Settings) -> Read:
             root = Path(tmp)
         else:
             root = Path(location)
-            if not (root / ".git").exists():
-                raise SourceError(f"{root} is not a git repository (no .git): index it as a folder")
         listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, timeout=120)
         if listed.returncode != 0:
             raise SourceError(f"{location}: git ls-files failed: {listed.stderr.decode(errors='replace')[-300:]}")
