@@ -45,7 +45,7 @@ PAGES = {
     ),
 }
 LISTED = [("/docs/index.html", "2026-01-01"), ("/docs/install.html", ""), ("/docs/config.html", "2026-01-02"),
-          ("/docs/private/admin.html", "2026-01-03")]  # fmt: skip
+          ("/docs/private/admin.html", "2026-01-03"), ("/docs/", "2026-01-01")]  # fmt: skip
 
 
 @pytest.fixture
@@ -74,6 +74,7 @@ def test_crawl_honours_robots_keeps_urls_and_drops_chrome(site: DocsSite, settin
     assert {r["doc_id"] for r in indexed} == {"index", "install", "config"}
     assert site.statuses("/docs/private/admin.html") == {}  # disallowed: never requested
     assert result["sources"][0]["disallowed"] == 1
+    assert result["sources"][0]["duplicates"] == 1  # `/docs/` is `/docs/index.html`: one document
     assert all(r["url"].startswith(site.url + "/docs/") for r in indexed)
     by_heading = {r["heading"]: r["url"] for r in indexed}
     assert by_heading["Rotation"] == site.url + "/docs/config.html#rotation"

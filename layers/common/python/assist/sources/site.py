@@ -112,7 +112,10 @@ def _crawl(
 ) -> list[Page]:
     """Fetch in waves (each wave on the fetcher's threads); with `follow`, links below it join the next wave
     (one URL per document id: `guide/` and `guide/index.html` are one page)."""
-    seen = {page_id(q.url, follow or "") for q in queue}
+    firsts = {page_id(q.url, follow or ""): q for q in reversed(queue)}  # `guide/` and `guide/index.html`: one
+    counts["duplicates"] = len(queue) - len(firsts)
+    queue = [q for q in queue if firsts[page_id(q.url, follow or "")] is q]
+    seen = set(firsts)
     pages: dict[str, Page] = {}
     while queue:
         allowed = []
@@ -128,8 +131,6 @@ def _crawl(
             counts[status] = counts.get(status, 0) + 1
             if page is not None:
                 counts["pages"] += 1
-                if page.doc_id in pages and pages[page.doc_id].hash != page.hash:
-                    raise SourceError(f"{item.url}: two pages give the document id {page.doc_id!r}")
                 pages[page.doc_id] = page
             for link in links if follow else []:
                 key = page_id(link, follow or "")
