@@ -127,7 +127,7 @@ def _crawl(
         if len(seen) > settings.crawl_max_pages:
             raise SourceError(f"{fetcher.origin}: more than {settings.crawl_max_pages} pages (CRAWL_MAX_PAGES)")
         nxt: list[Listed] = []
-        for item, page, links, status in fetcher.map(fetch, allowed):
+        for _item, page, links, status in fetcher.map(fetch, allowed):
             counts[status] = counts.get(status, 0) + 1
             if page is not None:
                 counts["pages"] += 1
