@@ -63,29 +63,29 @@ def read_site(
                 before and indexed.get(doc_id) == before.get("hash") and lastmod and before.get("lastmod") == lastmod
             )
 
-        def fetch(item: Listed) -> tuple[Listed, Page | None, list[str], str]:
+        def fetch(item: Listed) -> tuple[Page | None, list[str], str]:
             doc_id = spec.prefix + page_id(item.url, root)
             before = previous.get(item.url) or {}
             if unchanged(item.url, doc_id, item.lastmod):
                 out.validators[item.url] = before
-                return item, Page(doc_id, before["hash"], None), list(before.get("links") or []), "unchanged_lastmod"
+                return Page(doc_id, before["hash"], None), list(before.get("links") or []), "unchanged_lastmod"
             held = indexed.get(doc_id) == before.get("hash")
             resp = fetcher.get(item.url, before if held else None, missing_ok=not item.required)
             if resp.status in (404, 410):
-                return item, None, [], "broken_links"
+                return None, [], "broken_links"
             if resp.status == 304:
                 out.validators[item.url] = before | {"lastmod": item.lastmod}
-                return item, Page(doc_id, before["hash"], None), list(before.get("links") or []), "not_modified"
+                return Page(doc_id, before["hash"], None), list(before.get("links") or []), "not_modified"
             if resp.content_type and resp.content_type not in HTML_TYPES:
                 if item.required:
                     raise SourceError(f"{item.url}: {resp.content_type}, not an HTML page")
-                return item, None, [], "not_html"
+                return None, [], "not_html"
             doc, links = parse_page(doc_id, resp.body, resp.url, source=item.url, keep_chrome=keep_chrome)
             h = doc_hash(doc.chunks[0].url + "\n" + "\n".join(c.id + c.text for c in doc.chunks)) if doc.chunks else ""
             page_links = [u for u in links if fetcher.on_host(u)]
             out.validators[item.url] = {**resp.validators(), "lastmod": item.lastmod, "hash": h, "links": page_links}
             entry = manifest.entry_for(doc)
-            return item, Page(doc_id, h, doc.chunks, entry) if doc.chunks else None, page_links, "fetched"
+            return Page(doc_id, h, doc.chunks, entry) if doc.chunks else None, page_links, "fetched"
 
         if _is_sitemap(start):
             listed = _sitemap(fetcher, start, out.counts)
@@ -105,7 +105,7 @@ def read_site(
 def _crawl(
     fetcher: Fetcher,
     queue: list[Listed],
-    fetch: Callable[[Listed], tuple[Listed, Page | None, list[str], str]],
+    fetch: Callable[[Listed], tuple[Page | None, list[str], str]],
     counts: dict[str, Any],
     follow: str | None,
     settings: Settings,
@@ -127,7 +127,7 @@ def _crawl(
         if len(seen) > settings.crawl_max_pages:
             raise SourceError(f"{fetcher.origin}: more than {settings.crawl_max_pages} pages (CRAWL_MAX_PAGES)")
         nxt: list[Listed] = []
-        for _item, page, links, status in fetcher.map(fetch, allowed):
+        for page, links, status in fetcher.map(fetch, allowed):
             counts[status] = counts.get(status, 0) + 1
             if page is not None:
                 counts["pages"] += 1
