@@ -88,9 +88,6 @@ class Fetcher:
     def allowed(self, url: str) -> bool:
         return self._robots is None or self._robots.can_fetch(url, self.settings.crawl_user_agent)
 
-    def sitemaps(self) -> list[str]:
-        return list(self._robots.sitemaps) if self._robots is not None else []
-
     def on_host(self, url: str) -> bool:
         return urlsplit(url).scheme in ("http", "https") and host(url) == host(self.origin)
 
