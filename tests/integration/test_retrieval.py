@@ -171,6 +171,7 @@ def test_vector_index_appears_at_its_threshold_and_no_row_stays_unindexed(base_s
             "ordinal": 0,
             "doc_hash": "",
             "text": f"word{i % 7} text",
+            "url": "",
             FTS_COLUMN: f"word{i % 7} text",
             "vector": (v := rng.normal(size=16).astype(np.float32)) / np.linalg.norm(v),
         }

@@ -57,12 +57,14 @@ def test_route_event_comes_before_the_first_token(api, ollama, session_id):
     assert route[1]["type"] == "RETRIEVAL"
     assert route[1]["sources"]
     assert all(s["passage"] for s in route[1]["sources"])  # what the answer is built from, to show a reader
+    assert all(s["url"].startswith("file://") for s in route[1]["sources"])  # and where to read it (ADR 0059)
     assert first_token[2] - route[2] >= 0.25, "the route event must arrive before the model starts"
     assert route[2] - t0 < first_token[2] - t0
     done = events[-1][1]
     assert "".join(e[1]["text"] for e in events if e[0] == "token") == done["answer"]
     assert done["answer"] == "Routing uses layers, cheapest first [1]."
     assert done["usage"]["eval_count"] > 0
+    assert [s["url"] for s in done["sources"]] == [s["url"] for s in route[1]["sources"]]
     assert [s["name"] for s in done["trace"]["stages"]][-2:] == ["generate", "persist"]
 
 

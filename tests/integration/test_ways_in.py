@@ -72,6 +72,8 @@ def test_plain_completion_carries_citations_and_the_engine_fields(oai, llm, sess
     assert extra["turn"] == 1
     assert extra["route"]["type"] == "RETRIEVAL"
     assert extra["sources"][0]["id"] in text
+    assert extra["sources"][0]["url"].startswith("file://")  # the page a reader can follow (ADR 0059)
+    assert extra["sources"][0]["url"] in text
     assert extra["trace"]["execution"]["states"][-1] == "Answer"  # answered by the state machine, as /v1/ask
 
 
@@ -217,7 +219,8 @@ def check(out: dict, llm_reply: str) -> None:
     assert not out["search"].is_error
     assert search["confidence"] in {"very_high", "high", "medium", "low", "speculative"}
     assert len(search["passages"]) == 3
-    assert set(search["passages"][0]) == {"id", "doc_id", "title", "text", "score"}
+    assert set(search["passages"][0]) == {"id", "doc_id", "title", "text", "score", "url"}
+    assert all(p["url"].startswith("file://") for p in search["passages"])  # docs/ with no base URL (ADR 0059)
     doc = out["document"].structured_content
     assert doc["doc_id"] == search["passages"][0]["doc_id"]
     assert doc["sections"]
@@ -229,6 +232,7 @@ def check(out: dict, llm_reply: str) -> None:
     assert "Sources:" in ask["answer"]
     assert ask["route"]["type"] == "RETRIEVAL"
     assert ask["sources"]
+    assert all(s["url"] for s in ask["sources"])
     assert ask["turn"] == 1
     assert all(r.is_error for r in out["bad"]), [r.content for r in out["bad"]]
     assert "list_documents" in out["bad"][2].content[0].text  # the error says how to recover

@@ -75,6 +75,7 @@ class Chunk(msgspec.Struct):
     score: float
     found_by: list[str] = msgspec.field(default_factory=list)
     agreement: int = 0
+    url: str = ""  # the page and section a reader can follow (ADR 0059)
 
 
 class CorpusMatch(msgspec.Struct, omit_defaults=True):
@@ -112,6 +113,7 @@ class Source(msgspec.Struct):
     title: str
     heading: str
     score: float
+    url: str = ""  # the page and section a reader can follow (ADR 0059)
 
 
 class Stage(msgspec.Struct):

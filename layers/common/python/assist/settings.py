@@ -101,6 +101,16 @@ class Settings:
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
+    # --- Sources (docs sites, OpenAPI, repositories, PDF: ADR 0058–0060) -------------
+    sources_file: str = ""  # a YAML list of sources for one index (`assist index --sources`, the sync function)
+    docs_base_url: str = ""  # where a folder's files are published (`{path}` or a prefix); "": file:// URLs
+    crawl_concurrency: int = 4  # requests in flight to one site at once
+    crawl_delay_s: float = 0.1  # each request slot waits this long before its next request (unless robots asks more)
+    crawl_max_pages: int = 2000  # a site with more pages than this is refused, not cut short
+    crawl_max_page_bytes: int = 2_000_000  # a page, spec or file larger than this is refused
+    crawl_timeout_s: float = 20.0  # per request
+    crawl_user_agent: str = "assist-docs-indexer/0.1"
+
     # --- Storage (DynamoDB, S3) ---------------------------------------------------
     sessions_table: str = "assist-sessions"
     intent_history_table: str = "assist-intent-history"

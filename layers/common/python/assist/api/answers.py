@@ -7,10 +7,14 @@ from typing import Any
 
 
 def cited(sources: list[dict[str, Any]]) -> str:
-    """The sources the answer's [n] markers point at, as a footer of the answer text."""
+    """The sources the answer's [n] markers point at, as a footer of the answer text: each with its chunk id
+    (what the session and `get_document` know it by) and the page a reader can follow."""
     if not sources:
         return ""
-    lines = [f"[{i}] {s['title']} › {s['heading'] or s['title']} ({s['id']})" for i, s in enumerate(sources, 1)]
+    lines = [
+        f"[{i}] {s['title']} › {s['heading'] or s['title']} ({s['id']})" + (f" {s['url']}" if s.get("url") else "")
+        for i, s in enumerate(sources, 1)
+    ]
     return "\n\nSources:\n" + "\n".join(lines)
 
 

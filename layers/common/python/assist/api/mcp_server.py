@@ -37,10 +37,10 @@ INSTRUCTIONS = (
 )
 SEARCH_DOCS = (
     "Search the platform's documentation; returns the k best passages (id, doc_id, 'title › heading', text, "
-    "score) and the retrieval's confidence (very_high … none). Use it when you want the source text itself: to "
-    "find where something is documented, quote it, or gather context before writing code. Fast (no language "
-    "model), stores nothing. A passage's doc_id opens the whole document with get_document. Low or none "
-    "confidence means the docs may not cover it: try other words (see suggestions) before concluding."
+    "score, url: the page to link) and the retrieval's confidence (very_high … none). Use it when you want the "
+    "source text itself: to find where something is documented, quote it, or gather context before writing code. "
+    "Fast (no language model), stores nothing. A passage's doc_id opens the whole document with get_document. "
+    "Low or none confidence means the docs may not cover it: try other words (see suggestions) before concluding."
 )
 GET_DOCUMENT = (
     "Read one whole document by its doc_id (from search_docs or list_documents): its sections in order, each "
@@ -89,6 +89,7 @@ def build_server(
                     "title": f"{c.title} › {c.heading}" if c.heading and c.heading != c.title else c.title,
                     "text": c.text,
                     "score": c.score,
+                    "url": c.url,
                 }
                 for c in result.chunks
             ],
@@ -110,7 +111,7 @@ def build_server(
         return {
             "doc_id": doc_id,
             "title": chunks[0].title,
-            "sections": [{"id": c.id, "heading": c.heading, "text": c.text} for c in chunks],
+            "sections": [{"id": c.id, "heading": c.heading, "text": c.text, "url": c.url} for c in chunks],
             "truncated": len(chunks) < total,
         }
 

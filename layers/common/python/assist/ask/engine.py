@@ -506,7 +506,9 @@ def _now() -> str:
 
 
 def _sources(chunks: list[Chunk]) -> list[Source]:
-    return [Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score) for c in chunks]
+    return [
+        Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score, url=c.url) for c in chunks
+    ]
 
 
 def _convert(item: dict[str, Any], keys: tuple[str, ...], typ: type) -> Any:

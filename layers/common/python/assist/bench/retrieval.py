@@ -76,6 +76,7 @@ def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]
                 "ordinal": 0,
                 "doc_hash": "",
                 "text": text,
+                "url": "",
                 FTS_COLUMN: text,
                 "vector": vectors[i],
             }

@@ -2,4 +2,17 @@
 `assist eval …` ones through `common.group`; every `assist bench …` is in bench.py); heavy imports happen inside the
 command functions, so `assist --help` stays instant."""
 
-MODULES = ["index", "local", "model", "classify", "retrieval", "ask", "export", "insights", "mcp", "bench", "deploy"]
+MODULES = [
+    "index",
+    "local",
+    "model",
+    "classify",
+    "retrieval",
+    "ask",
+    "export",
+    "insights",
+    "mcp",
+    "bench",
+    "sources",
+    "deploy",
+]

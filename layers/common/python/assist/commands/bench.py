@@ -94,6 +94,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_mcp)
 
+    p = b.add_parser("crawl", help="a generated docs site on loopback: crawl pages/s, first and unchanged sync times")
+    p.add_argument("--pages", type=int, default=300, help="pages in the generated site (default 300)")
+    p.add_argument("--concurrency", type=int, help="requests in flight (default: CRAWL_CONCURRENCY)")
+    p.add_argument("--delay", type=float, help="seconds each request slot waits (default: CRAWL_DELAY_S)")
+    p.set_defaults(func=run_crawl)
+
 
 def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
     from assist.bench.figures import show
@@ -340,4 +346,14 @@ def run_mcp(args: argparse.Namespace) -> int:
     from assist.commands.common import report
 
     report(run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
+    return 0
+
+
+def run_crawl(args: argparse.Namespace) -> int:
+    from assist.bench.sources import crawl
+    from assist.commands.common import emit
+    from assist.embed import build_embedder
+
+    s = settings(log_level="WARNING", crawl_concurrency=args.concurrency, crawl_delay_s=args.delay)
+    emit(crawl(s, build_embedder(s), args.pages))
     return 0

@@ -6,19 +6,40 @@ from assist.commands.common import emit, settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    ix = sub.add_parser("index", help="index a folder of Markdown/text into LanceDB (incremental)")
-    ix.add_argument("path")
+    ix = sub.add_parser(
+        "index",
+        help="index docs where they live (folders, git repositories, docs sites, OpenAPI specs, PDF) into LanceDB",
+    )
+    ix.add_argument("locations", nargs="*", metavar="URL|PATH", help="sources; the index holds exactly these")
+    ix.add_argument("--sources", help="a YAML sources file (default: SOURCES_FILE), read after the locations")
+    ix.add_argument("--kind", choices=["folder", "repo", "site", "openapi", "pdf"], help="instead of guessing")
+    ix.add_argument("--base-url", default="", help="folder/repo: where the files are published ({path}, {stem})")
+    ix.add_argument("--prefix", default="", help="put before every document id of these locations")
     ix.add_argument("--index", help="index URI: a directory or s3://bucket/prefix (default: INDEX_URI)")
     ix.add_argument("--quiet", action="store_true", help="no progress bar")
     ix.set_defaults(func=run)
 
 
+def specs_of(args: argparse.Namespace, sources_file: str) -> list:
+    from assist.sources.spec import SourceError, SourceSpec, load_file
+
+    specs = [
+        SourceSpec(loc, kind=args.kind or "", base_url=args.base_url, prefix=args.prefix).resolved()
+        for loc in args.locations
+    ]
+    if args.sources or (sources_file and not specs):
+        specs += load_file(args.sources or sources_file)
+    if not specs:
+        raise SourceError("name a URL or path to index, or a sources file (--sources, SOURCES_FILE)")
+    return specs
+
+
 def run(args: argparse.Namespace) -> int:
     from assist.aws.clients import index_s3
     from assist.embed import build_embedder
-    from assist.index.store import ingest
+    from assist.sources.sync import sync_sources
 
     s = settings(index_uri=args.index)
-    stats = ingest(args.path, s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
-    emit({"index": s.index_uri, **vars(stats)})
+    result = sync_sources(specs_of(args, s.sources_file), s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
+    emit(result)
     return 0

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from assist.commands.common import settings
 
@@ -10,7 +9,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     local = sub.add_parser("local", help="the local cloud stack").add_subparsers(dest="local_cmd", required=True)
     up = local.add_parser("up", help="moto (S3, DynamoDB) + tables + index + API, in the foreground")
     up.add_argument("--port", type=int, default=8000)
-    up.add_argument("--docs", default="docs", help="folder to index (default: docs)")
+    up.add_argument(
+        "--docs",
+        nargs="+",
+        default=["docs"],
+        metavar="URL|PATH",
+        help="what to index: folders, git repositories, docs sites, OpenAPI specs, PDF (default: docs)",
+    )
+    up.add_argument("--sources", help="a YAML sources file, beside or instead of --docs")
     up.add_argument("--index", help="index URI, e.g. s3://assist-data/index (default: INDEX_URI)")
     up.set_defaults(func=run_up)
     local.add_parser("env", help="print the export lines that reach the running stack").set_defaults(func=run_env)
@@ -18,8 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     from assist.local.stack import up
+    from assist.sources.spec import SourceSpec, load_file
 
-    return up(settings(), port=args.port, docs=Path(args.docs), index=args.index)
+    s = settings()
+    given = args.docs if (args.docs != ["docs"] or not (args.sources or s.sources_file)) else []
+    specs = [SourceSpec(loc).resolved() for loc in given]
+    if args.sources or s.sources_file:
+        specs += load_file(args.sources or s.sources_file)
+    return up(s, port=args.port, docs=specs, index=args.index)
 
 
 def run_env(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ class DocChunk:
     source: str
     ordinal: int  # position in the document
     text: str
+    url: str = ""  # where a reader follows it: the page's canonical URL and the section's anchor
 
     @property
     def content(self) -> str:
@@ -38,6 +39,16 @@ class DocChunk:
 
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def anchor(heading: str) -> str:
+    """The id a Markdown renderer (GitHub, MkDocs, markdown-it's anchors) gives a heading: lower case,
+    punctuation dropped, spaces to hyphens."""
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading.strip().lower()))
+
+
+def section_url(url: str, fragment: str) -> str:
+    return f"{url.split('#', 1)[0]}#{fragment}" if url and fragment else url
 
 
 def doc_hash(text: str) -> str:
@@ -70,13 +81,15 @@ def chunk_document(doc_id: str, text: str, source: str = "") -> list[DocChunk]:
     return parse_document(doc_id, text, source).chunks
 
 
-def parse_document(doc_id: str, text: str, source: str = "") -> Document:
+def parse_document(doc_id: str, text: str, source: str = "", url: str = "") -> Document:
     """Front matter becomes metadata (not chunk text); the title is front matter's `title` (or
-    `dct:title`), else the leading H1, else the file stem."""
+    `dct:title`), else the leading H1, else the file stem. `url`: the page it is published as; each
+    section's link adds its heading's anchor."""
     meta, text = frontmatter.split(text)
     meta_title = frontmatter.text_field(meta, "title")
     title = meta_title or doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
     sections: list[tuple[list[str], list[str]]] = [([], [])]
+    anchors = [""]
     path: list[tuple[int, str]] = []
     headings: list[str] = []
     in_fence = False
@@ -91,11 +104,22 @@ def parse_document(doc_id: str, text: str, source: str = "") -> Document:
             headings.append(name)
             path = [(lvl, n) for lvl, n in path if lvl < level] + [(level, name)]
             sections.append(([n for _, n in path], []))
+            anchors.append(anchor(name))
         else:
             sections[-1][1].append(line)
+    return Document(
+        doc_id, title, section_chunks(doc_id, title, source, url, sections, anchors), meta, headings, source
+    )
+
+
+def section_chunks(
+    doc_id: str, title: str, source: str, url: str, sections: list[tuple[list[str], list[str]]], anchors: list[str]
+) -> list[DocChunk]:
+    """Chunks of a document's sections ((heading path, lines) in order, each with its anchor), whatever
+    format they were read from: the ids and windows are the same for Markdown, HTML, reST and PDF."""
     chunks: list[DocChunk] = []
     seen: dict[str, int] = {}
-    for heading_path, lines in sections:
+    for (heading_path, lines), fragment in zip(sections, anchors, strict=True):
         body = "\n".join(lines).strip()
         if not _COMMENT.sub("", body).strip():  # nothing, or only `<!-- markdownlint-disable … -->`
             continue
@@ -106,8 +130,10 @@ def parse_document(doc_id: str, text: str, source: str = "") -> Document:
             seen[base] = n + 1
             # the id counts within its section (stable when other sections change); ordinal is the position
             # in the document, so a whole document can be read back in order
-            chunks.append(DocChunk(f"{base}:{n}", doc_id, title, heading, source, len(chunks), piece))
-    return Document(doc_id, title, chunks, meta, headings, source)
+            chunks.append(
+                DocChunk(f"{base}:{n}", doc_id, title, heading, source, len(chunks), piece, section_url(url, fragment))
+            )
+    return chunks
 
 
 def windows(body: str) -> list[str]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from assist.embed.base import check_same
 from assist.errors import AssistError
 from assist.index import manifest
-from assist.index.chunking import DocChunk, doc_hash, iter_documents, parse_document
+from assist.index.chunking import DocChunk
 from assist.index.links import with_hubs
 from assist.index.lock import writer_lease
 from assist.logs import get_logger
@@ -73,6 +73,7 @@ def schema(embedder: Embedder) -> Any:
             pa.field("ordinal", pa.int32()),
             pa.field("doc_hash", pa.string()),
             pa.field("text", pa.string()),
+            pa.field("url", pa.string()),
             pa.field(FTS_COLUMN, pa.string()),
             pa.field("vector", pa.list_(pa.float32(), embedder.dim)),
         ],
@@ -103,22 +104,15 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
 def ingest(
     root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True, s3: Any = None
 ) -> IngestStats:
-    """Bring the index in line with the documents under root; only changed documents are re-embedded.
-    `s3`: a client for the writer lease of an `s3://` index."""
-    root = Path(root)
-    if not root.exists():
-        raise IndexUnavailable(f"{root} does not exist")
-    docs: dict[str, tuple[str, list[DocChunk]]] = {}
-    entries: dict[str, manifest.Entry] = {}
-    for doc_id, path in iter_documents(root):
-        text = path.read_text(encoding="utf-8", errors="replace")
-        doc = parse_document(doc_id, text, source=str(path))
-        if doc.chunks:  # an empty file has nothing to index
-            docs[doc_id] = (doc_hash(text), doc.chunks)
-            entries[doc_id] = manifest.entry_for(doc, root=str(root if root.is_dir() else root.parent))
-    if not docs:
-        raise IndexUnavailable(f"no Markdown or text content under {root}")
-    return sync(docs, settings, embedder, progress, s3, entries)
+    """Bring the index in line with the documents under root (a folder, or a source `assist.sources`
+    reads); only changed documents are re-embedded. `s3`: a client for the writer lease of an `s3://` index."""
+    from assist.sources.spec import SourceError, SourceSpec
+    from assist.sources.sync import ingest_stats, sync_sources
+
+    try:
+        return ingest_stats(sync_sources([SourceSpec(str(root))], settings, embedder, progress, s3))
+    except SourceError as exc:
+        raise IndexUnavailable(str(exc)) from exc
 
 
 def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Path) -> IngestStats | None:
@@ -127,7 +121,8 @@ def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Pat
     `embedder` builds the embedder, called only when there is something to index."""
     if settings.index_is_s3 or not docs.is_dir():
         return None
-    if settings.index_table in connect(settings.index_uri).table_names():
+    db = connect(settings.index_uri)
+    if settings.index_table in db.table_names() and "url" in db.open_table(settings.index_table).schema.names:
         return None
     log.info("index.first_use", index=settings.index_uri, docs=str(docs))
     return ingest(docs, settings, embedder(), progress=True)
@@ -146,14 +141,48 @@ def sync(
     The corpus manifest follows in the same run (`entries`, or ones made from the chunks: id, title).
     Runs under the index's writer lease (`lock.py`): one writer at a time."""
     with writer_lease(settings.index_uri, s3):
-        db = connect(settings.index_uri, settings.storage_options())
-        stats = _sync(db, docs, settings, embedder, progress)
-        if entries is None:
-            entries = {d: manifest.entry_from_chunks(d, chunks) for d, (_, chunks) in docs.items()}
-        entries = with_hubs(entries, {d: chunks for d, (_, chunks) in docs.items()})
-        written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in docs.items()})
-        log.info("index.manifest", entries=len(entries), written=written)
-        return stats
+        return write(
+            connect(settings.index_uri, settings.storage_options()), docs, settings, embedder, progress, entries
+        )
+
+
+def write(
+    db: Any,
+    docs: dict[str, tuple[str, list[DocChunk] | None]],
+    settings: Settings,
+    embedder: Embedder,
+    progress: bool = True,
+    entries: dict[str, manifest.Entry] | None = None,
+) -> IngestStats:
+    """`sync` for a caller that holds the writer lease. A document given with chunks None is one its
+    source did not fetch again (unchanged since the last sync): it stays as the index has it."""
+    kept = [d for d, (_, chunks) in docs.items() if chunks is None]
+    stats = _sync(db, docs, settings, embedder, progress)
+    full = {d: (h, chunks) for d, (h, chunks) in docs.items() if chunks is not None}
+    if kept:
+        full |= _read_docs(db.open_table(settings.index_table), kept)
+    entries = dict(entries or {})
+    old = {e.id: e for e in manifest.read(db, settings.index_table) or []} if kept else {}
+    for d, (_, chunks) in full.items():
+        if d not in entries:
+            entries[d] = old.get(d) or manifest.entry_from_chunks(d, chunks)
+    entries = with_hubs(entries, {d: chunks for d, (_, chunks) in full.items()})
+    written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in full.items()})
+    log.info("index.manifest", entries=len(entries), written=written)
+    return stats
+
+
+def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
+    """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
+    out: dict[str, tuple[str, list[DocChunk]]] = {}
+    cols = ["id", "doc_id", "title", "heading", "source", "ordinal", "doc_hash", "text", "url"]
+    for i in range(0, len(doc_ids), DELETE_BATCH):
+        where = "doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in doc_ids[i : i + DELETE_BATCH]) + ")"
+        rows = table.search().where(where).select(cols).limit(None).to_list()
+        for r in sorted(rows, key=lambda r: (r["doc_id"], r["ordinal"])):
+            _, chunks = out.setdefault(r["doc_id"], (r["doc_hash"], []))
+            chunks.append(DocChunk(*(r[c] for c in cols if c != "doc_hash")))
+    return out
 
 
 def _sync(
@@ -163,14 +192,19 @@ def _sync(
     if settings.index_table in db.table_names():
         table = db.open_table(settings.index_table)
         verify_embedder(table, embedder, settings.index_uri)
-        existing = _doc_hashes(table)
-    else:
-        existing = {}
+        if "url" not in table.schema.names:  # built before documents kept their links: rebuilt whole, once
+            log.info("index.rebuilt_for_urls", uri=settings.index_uri)
+            db.drop_table(settings.index_table)
+            table = None
+    existing = doc_hashes(table) if table is not None else {}
+    stale = [d for d, (h, chunks) in docs.items() if chunks is None and existing.get(d) != h]
+    if stale:  # a source skipped what the index does not hold as it believed: refetch, never guess
+        raise IndexUnavailable(f"{len(stale)} documents are not in the index as their source expected: {stale[:3]}")
     changed = [d for d, (h, _) in docs.items() if existing.get(d) != h]
     removed = [d for d in existing if d not in docs]
     stats = IngestStats(
         docs=len(docs),
-        chunks=sum(len(c) for _, c in docs.values()),
+        chunks=sum(len(c) for _, c in docs.values() if c is not None),
         added_docs=len(changed),
         removed_docs=len(removed),
         unchanged_docs=len(docs) - len(changed),
@@ -179,8 +213,8 @@ def _sync(
         log.info("index.current", uri=settings.index_uri, docs=stats.docs)
         return stats
 
-    new_chunks = [(docs[d][0], c) for d in changed for c in docs[d][1]]
-    rows = _embed_rows(new_chunks, embedder, progress)
+    new_chunks = [(docs[d][0], c) for d in changed for c in docs[d][1] or []]
+    rows = _embed_rows(new_chunks, embedder, progress, _vectors(table, changed))
     if table is None:
         table = db.create_table(settings.index_table, data=rows, schema=schema(embedder))
     else:
@@ -201,37 +235,53 @@ def _sync(
     return stats
 
 
-def _doc_hashes(table: Any) -> dict[str, str]:
+def doc_hashes(table: Any) -> dict[str, str]:
     cols = table.search().select(["doc_id", "doc_hash"]).limit(None).to_arrow().to_pylist()
     return {r["doc_id"]: r["doc_hash"] for r in cols}
 
 
-def _embed_rows(chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool) -> list[dict[str, Any]]:
+def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
+    """{content: vector} of the changed documents' current chunks: a section whose text did not change
+    (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
+    if table is None or not doc_ids:
+        return {}
+    out: dict[str, list[float]] = {}
+    for i in range(0, len(doc_ids), DELETE_BATCH):
+        where = "doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in doc_ids[i : i + DELETE_BATCH]) + ")"
+        for r in table.search().where(where).select([FTS_COLUMN, "vector"]).limit(None).to_list():
+            out[r[FTS_COLUMN]] = r["vector"]
+    return out
+
+
+def _embed_rows(
+    chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
+) -> list[dict[str, Any]]:
     from tqdm import tqdm
 
-    rows: list[dict[str, Any]] = []
     step = 32
-    with tqdm(total=len(chunks), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr) as bar:
-        for i in range(0, len(chunks), step):
-            batch = chunks[i : i + step]
-            vecs = embedder.embed([c.content for _, c in batch])
-            for (h, c), v in zip(batch, vecs, strict=True):
-                rows.append(
-                    {
-                        "id": c.id,
-                        "doc_id": c.doc_id,
-                        "title": c.title,
-                        "heading": c.heading,
-                        "source": c.source,
-                        "ordinal": c.ordinal,
-                        "doc_hash": h,
-                        "text": c.text,
-                        FTS_COLUMN: c.content,
-                        "vector": v.tolist(),
-                    }
-                )
+    todo = list(dict.fromkeys(c.content for _, c in chunks if c.content not in known))
+    with tqdm(total=len(todo), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr) as bar:
+        for i in range(0, len(todo), step):
+            batch = todo[i : i + step]
+            known |= dict(zip(batch, (v.tolist() for v in embedder.embed(batch)), strict=True))
             bar.update(len(batch))
-    return rows
+    log.info("index.embedded", chunks=len(chunks), embedded=len(todo))
+    return [
+        {
+            "id": c.id,
+            "doc_id": c.doc_id,
+            "title": c.title,
+            "heading": c.heading,
+            "source": c.source,
+            "ordinal": c.ordinal,
+            "doc_hash": h,
+            "text": c.text,
+            "url": c.url,
+            FTS_COLUMN: c.content,
+            "vector": known[c.content],
+        }
+        for h, c in chunks
+    ]
 
 
 def fts_options(settings: Settings) -> dict[str, bool]:

@@ -22,6 +22,7 @@ from assist.logs import get_logger
 
 if TYPE_CHECKING:
     from assist.settings import Settings
+    from assist.sources.spec import SourceSpec
 
 log = get_logger(__name__)
 STATE_FILE = Path(".assist/local-stack.env")
@@ -66,12 +67,14 @@ def local_settings(settings: Settings, endpoint: str, index: str | None) -> Sett
     )
 
 
-def prepare(settings: Settings, docs: Path, progress: bool = True) -> None:
-    """Tables, bucket (from template.yaml) and an index that matches docs/."""
+def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: bool = True) -> None:
+    """Tables, bucket (from template.yaml) and an index that matches docs/ (or the sources given:
+    folders, repositories, docs sites, OpenAPI specs, PDF)."""
     from assist.aws.clients import client
     from assist.aws.resources import ensure_resources
     from assist.embed import build_embedder
-    from assist.index.store import ingest
+    from assist.sources.spec import SourceSpec
+    from assist.sources.sync import sync_sources
 
     s3 = client("s3", settings)
     ensure_resources(settings, client("dynamodb", settings), s3)
@@ -79,10 +82,11 @@ def prepare(settings: Settings, docs: Path, progress: bool = True) -> None:
         bucket = settings.index_uri[5:].split("/", 1)[0]
         if bucket != settings.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
             s3.create_bucket(Bucket=bucket)
-    ingest(docs, settings, build_embedder(settings), progress=progress, s3=s3)
+    specs = docs if isinstance(docs, list) else [SourceSpec(str(docs))]
+    sync_sources(specs, settings, build_embedder(settings), progress=progress, s3=s3)
 
 
-def up(settings: Settings, port: int, docs: Path, index: str | None = None) -> int:
+def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str | None = None) -> int:
     import uvicorn
 
     from assist.api.app import create_app

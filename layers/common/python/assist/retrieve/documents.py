@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from assist.index.manifest import Entry
 
 WHOLE_DOCUMENT = "whole_document"
-_COLUMNS = ["id", "doc_id", "title", "heading", "text", "ordinal"]
+_COLUMNS = ["id", "doc_id", "title", "heading", "text", "ordinal", "url"]
 
 
 def whole_document(table: Any, doc_id: str, budget_chars: int, found_by: tuple[str, ...] = ()) -> list[Chunk]:
@@ -37,6 +37,7 @@ def whole_document(table: Any, doc_id: str, budget_chars: int, found_by: tuple[s
                 score=1.0,
                 found_by=[*found_by, WHOLE_DOCUMENT],
                 agreement=1,
+                url=r.get("url") or "",
             )
         )
     return out

@@ -340,4 +340,5 @@ def _chunk(row: dict[str, Any], score: float, found_by: list[str]) -> Chunk:
         score=round(float(score), 6),
         found_by=list(found_by),
         agreement=len(found_by),
+        url=row.get("url") or "",
     )

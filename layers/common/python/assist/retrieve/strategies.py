@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from assist.retrieve.analysis import Analysis
 
 #: what a passage carries once chosen; never the FTS copy of the text
-COLUMNS = ["id", "doc_id", "title", "heading", "text"]
+COLUMNS = ["id", "doc_id", "title", "heading", "text", "url"]
 #: what a strategy reads: ranking needs ids and scores only, passages are read for the few that win
 HIT_COLUMNS = ["id", "doc_id"]
 EXACT, RELAXED, VECTOR = "fts_exact", "fts_relaxed", "vector"

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-FUNCTIONS = ("classify", "retrieve", "answer", "export")
+FUNCTIONS = ("classify", "retrieve", "answer", "export", "sync")
 ASGIApp = Callable[..., Any]
 
 
@@ -42,7 +42,14 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any]], dict[str, Any]]] = {
     "retrieve": _engine_task(tasks.retrieve),
     "answer": _engine_task(tasks.answer),
     "export": lambda fn, payload: tasks.export(fn.settings, payload),
+    "sync": lambda fn, payload: _sync_sources(fn.settings, payload),
 }
+
+
+def _sync_sources(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
+    from assist.sources.task import run
+
+    return run(settings, payload)
 
 
 def _http_app(fn: LambdaFunction) -> ASGIApp:

@@ -300,6 +300,17 @@ function citation(node, n) {
   return link;
 }
 
+// The page the passage comes from, opened beside the chat (ADR 0059).
+function sourceLink(url) {
+  const link = element("a", "open page ↗");
+  link.href = url;
+  link.className = "source-link";
+  link.target = "_blank";
+  link.rel = "noopener noreferrer";
+  link.title = url;
+  return link;
+}
+
 function element(tag, text) {
   const el = document.createElement(tag);
   el.textContent = text;
@@ -327,6 +338,7 @@ function showSources(node, sources, retrieval) {
       details.append(summary, element("p", unwrap(source.passage)));
       $("p", details).className = "passage";
       item.append(details);
+      if (source.url) item.append(sourceLink(source.url));
       return item;
     }),
   );

@@ -1,0 +1,195 @@
+"""Files as documents: a folder of docs, a git repository (its tracked docs and code), a PDF.
+
+Markdown as it is; MDX with its imports, exports and components stripped (their text stays);
+reStructuredText with its underlined titles read as headings; PDF one section per page (pypdf);
+code cut along functions and classes (code.py). Each document's URL is the base URL's page for its
+path, or without one a file:// URL (ADR 0059)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import subprocess
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from assist.index import manifest
+from assist.index.chunking import Document, doc_hash, parse_document, section_chunks
+from assist.sources.code import LANGUAGES, chunk_code
+from assist.sources.fetch import check_text
+from assist.sources.spec import Page, Read, SourceError, SourceSpec, is_url
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
+
+DOC_SUFFIXES = {".md", ".markdown", ".mdx", ".txt", ".rst", ".pdf"}
+#: folders of a repository that hold generated or vendored code, never documentation
+SKIP_DIRS = {"node_modules", "vendor", "dist", "build", "__pycache__", "site-packages", "third_party"}
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MDX_TOPLEVEL = re.compile(r"^(import|export)\s")
+_JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*?)?/?>|\{/\*.*?\*/\}")
+_RST_UNDERLINE = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
+
+
+def read_folder(spec: SourceSpec, settings: Settings) -> Read:
+    root = Path(spec.location)
+    if not root.exists():
+        raise SourceError(f"{root} does not exist")
+    files = [(root.name, root)] if root.is_file() else _walk(root, DOC_SUFFIXES)
+    return _read(spec, settings, root if root.is_dir() else root.parent, files, code=False)
+
+
+def read_repo(spec: SourceSpec, settings: Settings) -> Read:
+    """A local checkout (its tracked files), or anything `git clone` takes — a URL, `git@…`, a bare
+    repository's path — cloned shallow into a temporary folder."""
+    location = spec.location
+    remote = is_url(location) or location.startswith("git@") or not (Path(location) / ".git").exists()
+    with tempfile.TemporaryDirectory(prefix="assist-repo-") as tmp:
+        if remote:
+            args = ["git", "clone", "--quiet", "--depth", "1", *(["--branch", spec.ref] if spec.ref else []), location]
+            done = subprocess.run([*args, tmp], capture_output=True, text=True, timeout=600, check=False)
+            if done.returncode != 0:
+                raise SourceError(f"{location}: git clone failed: {done.stderr.strip()[-300:]}")
+            root = Path(tmp)
+        else:
+            root = Path(location)
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, timeout=120)
+        if listed.returncode != 0:
+            raise SourceError(f"{location}: git ls-files failed: {listed.stderr.decode(errors='replace')[-300:]}")
+        wanted = DOC_SUFFIXES | set(LANGUAGES)
+        files = [
+            (rel, root / rel)
+            for rel in sorted(p for p in listed.stdout.decode().split("\0") if p)
+            if PurePosixPath(rel).suffix.lower() in wanted and not _skipped(PurePosixPath(rel))
+        ]
+        if remote and not spec.base_url:
+            spec = _with_web_base(spec)
+        return _read(spec, settings, root, files, code=True)
+
+
+def _with_web_base(spec: SourceSpec) -> SourceSpec:
+    """A GitHub/GitLab clone URL's files link to the web view of the same ref."""
+    import msgspec
+
+    m = re.match(r"^(?:https://|git@)(github\.com|gitlab\.com)[/:]([^/]+/[^/]+?)(?:\.git)?/?$", spec.location)
+    if not m:
+        return spec
+    sep = "/-/blob/" if m.group(1) == "gitlab.com" else "/blob/"
+    return msgspec.structs.replace(
+        spec, base_url=f"https://{m.group(1)}/{m.group(2)}{sep}{spec.ref or 'HEAD'}/{{path}}"
+    )
+
+
+def _skipped(rel: PurePosixPath) -> bool:
+    return any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts) or rel.name.endswith(".min.js")
+
+
+def _walk(root: Path, suffixes: set[str]) -> list[tuple[str, Path]]:
+    return [
+        (p.relative_to(root).as_posix(), p)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix.lower() in suffixes and not _skipped(PurePosixPath(p.relative_to(root).as_posix()))
+    ]
+
+
+def _read(spec: SourceSpec, settings: Settings, root: Path, files: list[tuple[str, Path]], code: bool) -> Read:
+    out = Read(counts={"files": 0, "skipped_empty": 0})
+    base = spec.base_url or settings.docs_base_url
+    for rel, path in files:
+        size = path.stat().st_size
+        if size > settings.crawl_max_page_bytes:
+            raise SourceError(f"{path}: {size} bytes, over the limit of {settings.crawl_max_page_bytes}")
+        suffix = path.suffix.lower()
+        stem = str(PurePosixPath(rel).with_suffix(""))
+        url = page_url(base, rel, path)
+        data = path.read_bytes()
+        if suffix == ".pdf":
+            doc = read_pdf(spec.prefix + stem, data, str(path), url)
+        elif suffix in DOC_SUFFIXES:
+            text = check_text(str(path), data)
+            text = strip_mdx(text) if suffix == ".mdx" else rst_to_markdown(text) if suffix == ".rst" else text
+            doc = parse_document(spec.prefix + stem, text, source=str(path), url=url)
+        elif code:
+            doc_id = spec.prefix + rel  # with its suffix: `client.py` and `client.md` are two documents
+            chunks = chunk_code(doc_id, rel, check_text(str(path), data), url)
+            doc = Document(doc_id, rel, chunks, {}, [c.heading for c in chunks], str(path))
+        else:
+            continue
+        out.counts["files"] += 1
+        if not doc.chunks:  # an empty file has nothing to index
+            out.counts["skipped_empty"] += 1
+            continue
+        entry = manifest.entry_for(doc, root=str(root))
+        # the link is part of what the index holds: a new base URL rewrites the rows (their vectors are reused)
+        out.pages.append(Page(doc.doc_id, doc_hash(url + "\n" + hashlib.sha256(data).hexdigest()), doc.chunks, entry))
+    return out
+
+
+def page_url(base: str, rel: str, path: Path) -> str:
+    """Where the file at `rel` is published: `base` with `{path}`/`{stem}` filled in, or `base` + rel;
+    without a base, its file:// URL."""
+    if not base:
+        return path.resolve().as_uri()
+    stem = str(PurePosixPath(rel).with_suffix(""))
+    if "{path}" in base or "{stem}" in base:
+        return base.replace("{path}", rel).replace("{stem}", stem)
+    return base.rstrip("/") + "/" + rel
+
+
+def strip_mdx(text: str) -> str:
+    """MDX as Markdown: import/export lines and JSX tags out (outside code fences), their text kept."""
+    out = []
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if in_fence:
+            out.append(line)
+        elif not _MDX_TOPLEVEL.match(line):
+            out.append(_JSX_TAG.sub("", line))
+    return "\n".join(out)
+
+
+def rst_to_markdown(text: str) -> str:
+    """reStructuredText titles (a line underlined, maybe overlined, with one punctuation character) as
+    Markdown headings, levels in order of first use as reST defines them; the rest stays as it is."""
+    lines = text.splitlines()
+    levels: list[tuple[str, bool]] = []
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        over = bool(_RST_UNDERLINE.match(lines[i])) and i + 2 < len(lines) and lines[i + 2] == lines[i]
+        title_at = i + 1 if over else i
+        if title_at + 1 < len(lines) and lines[title_at].strip() and not _RST_UNDERLINE.match(lines[title_at]):
+            under = lines[title_at + 1]
+            if _RST_UNDERLINE.match(under) and len(under.rstrip()) >= len(lines[title_at].strip()):
+                style = (under[0], over)
+                if style not in levels:
+                    levels.append(style)
+                out.append("#" * min(6, levels.index(style) + 1) + " " + lines[title_at].strip())
+                i = title_at + 2
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
+def read_pdf(doc_id: str, data: bytes, source: str, url: str) -> Document:
+    """One section per page, linked as `#page=N` (the PDF open parameter every viewer follows)."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise SourceError(f"{source}: an encrypted PDF")
+        title = str((reader.metadata or {}).get("/Title") or "").strip()
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        raise SourceError(f"{source}: not a readable PDF ({exc})") from exc
+    title = title or doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
+    sections = [([f"Page {n}"], text.splitlines()) for n, text in enumerate(pages, 1)]
+    chunks = section_chunks(doc_id, title, source, url, sections, [f"page={n}" for n in range(1, len(pages) + 1)])
+    return Document(doc_id, title, chunks, {}, [f"Page {n}" for n in range(1, len(pages) + 1)], source)
