@@ -200,6 +200,7 @@ class Retriever:
             strategies={name: len(hits) for name, hits in lists.items()} | ({IDENTIFIER: len(named)} if named else {}),
             note=note,
             suggestions=suggestions,
+            similarity=_best_similarity(lists),
         )
         log.info(
             "retrieve.fused",
@@ -319,6 +320,13 @@ def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
     if top.agreement >= 2:
         return "high"
     return "low" if degraded else "medium"
+
+
+def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:
+    hits = lists.get(st.VECTOR)
+    if hits is None:
+        return None
+    return round(max((h.score for h in hits), default=0.0), 6)
 
 
 def _in(column: str, values: list[str]) -> str:
