@@ -106,6 +106,8 @@ class RetrievalResult(msgspec.Struct):
     suggestions: list[str] = msgspec.field(default_factory=list)
     #: the best cosine similarity of any passage to the query, before the floor (None: no vector search ran)
     similarity: float | None = None
+    #: the query's cosine to the mean of all passages: how near the corpus's subject it is (None: no vector search)
+    centrality: float | None = None
 
 
 class Source(msgspec.Struct):

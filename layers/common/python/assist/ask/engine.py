@@ -216,15 +216,14 @@ class Engine:
         with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
         be searched says nothing about the documentation: no verdict then."""
         from assist.answer.not_covered import nearest_topics
-        from assist.retrieve.verdict import judge
+        from assist.retrieve.verdict import Weights, judge
 
         result = state.retrieval
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
         with stage(state.stages, "verdict") as st:
             readable = translated is not None or foreign(query, self.settings.index_language) is None
-            s = self.settings
-            verdict = judge(translated or query, result, s.uncertain_threshold, s.uncertain_coverage_weight, readable)
+            verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
             st.update(verdict.detail())
             if verdict.uncertain:
                 state.uncertain_reason = verdict.reason
@@ -345,7 +344,8 @@ class Engine:
         st: dict[str, Any] = {}
         writing = False
         try:
-            yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded), **uncertain}
+            route_event = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+            yield "route", route_event | uncertain
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 try:

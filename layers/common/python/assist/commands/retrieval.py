@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="off-topic questions for every set: JSONL {_id, text}, or CLINC150's JSON (oos_train and one train row "
         "per intent are read)",
     )
-    u.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (reused while it matches)")
+    u.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (reused)")
     u.add_argument("--json", action="store_true", help="one JSON object on stdout")
     u.set_defaults(func=run_uncertain)
     dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
@@ -106,15 +106,19 @@ def run_uncertain(args: argparse.Namespace) -> int:
         report(result, True)
         return 0
     names = list(result["sets"])
-    print(f"threshold {result['threshold']}, coverage weight {result['coverage_weight']}: share flagged uncertain")
-    print(f"{'':<34}" + "".join(f"{n:>22}" for n in names))
+    print(
+        f"uncertain when similarity + {result['centrality_weight']} × centrality"
+        f" + {result['coverage_weight']} × coverage < {result['threshold']}"
+        ": share flagged (n, and share with retrieval confidence low/none)"
+    )
+    print(f"{'':<30}" + "".join(f"{n:>28}" for n in names))
     groups = list(result["sets"][names[0]])
     for g in (g for g in groups if g not in ("missed", "flagged_answerable")):
         cells = []
         for n in names:
             r = result["sets"][n][g]
             cells.append(f"{r['flagged']:.3f} (n {r['n']}, weak {r['weak_confidence']:.3f})")
-        print(f"{g:<34}" + "".join(f"{c:>22}" for c in cells))
+        print(f"{g:<30}" + "".join(f"{c:>28}" for c in cells))
     for n in names:
         print(f"\n{n}: reasons off-topic {result['sets'][n]['off-topic']['reasons']}")
         print(f"  missed off-topic: {result['sets'][n]['missed'][:8]}")

@@ -23,7 +23,7 @@ from assist.retrieve import beir
 from assist.retrieve.evaluate import build_index
 from assist.retrieve.language import foreign
 from assist.retrieve.search import Retriever, SearchOptions
-from assist.retrieve.verdict import judge
+from assist.retrieve.verdict import Weights, judge
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -91,7 +91,7 @@ def verdicts(
         text = q.translation if q.translation and foreign(q.text, settings.index_language) else q.text
         result = retriever.search(text, k=settings.retrieve_top_k)
         readable = text is not q.text or foreign(q.text, settings.index_language) is None
-        v = judge(text, result, settings.uncertain_threshold, settings.uncertain_coverage_weight, readable)
+        v = judge(text, result, Weights.from_settings(settings), readable)
         out.append((v.reason, result.confidence, q))
     return out
 
@@ -102,6 +102,7 @@ def evaluate(
     off = [(Path(f).name, offtopic(f)) for f in offtopic_files]
     report: dict[str, Any] = {
         "threshold": settings.uncertain_threshold,
+        "centrality_weight": settings.uncertain_centrality_weight,
         "coverage_weight": settings.uncertain_coverage_weight,
         "sets": {},
     }
