@@ -53,14 +53,17 @@ def ask(base: str, session_id: str, message: str) -> dict:
 def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(base, llm, settings, session_id):
     before = len(llm.calls(model=MAIN))
     a = ask(base, session_id, OFF_TOPIC)
-    assert a["uncertain"] is True and a["uncertain_reason"] == "out_of_scope"
+    assert a["uncertain"] is True
+    assert a["uncertain_reason"] == "out_of_scope"
     assert a["answer"].startswith("The documentation does not cover this question")
     topics = a["retrieval"]["suggestions"]
-    assert topics and all(f"- {t}" in a["answer"] for t in topics)  # the nearest topics it does cover
+    assert topics
+    assert all(f"- {t}" in a["answer"] for t in topics)
     assert a["sources"] == []
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "verdict")
-    assert verdict["reason"] == "out_of_scope" and verdict["score"] < settings.uncertain_threshold
+    assert verdict["reason"] == "out_of_scope"
+    assert verdict["score"] < settings.uncertain_threshold
     # stored as a documentation gap for the insights page
     item = client("dynamodb", settings).get_item(
         TableName=settings.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
@@ -71,7 +74,8 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
 def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
     llm.reply("Settings come from the environment [1].", model=MAIN)
     a = ask(base, session_id, ON_TOPIC)
-    assert a["uncertain"] is False and a["uncertain_reason"] is None
+    assert a["uncertain"] is False
+    assert a["uncertain_reason"] is None
     assert a["answer"] == "Settings come from the environment [1]."
     assert a["sources"]
 
@@ -88,9 +92,12 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
                 events.append((name, json.loads(line.split(":", 1)[1])))
     assert [n for n, _ in events] == ["route", "token", "done"]
     route, token, done = (d for _, d in events)
-    assert route["uncertain"] is True and route["uncertain_reason"] == "out_of_scope" and route["sources"] == []
+    assert route["uncertain"] is True
+    assert route["uncertain_reason"] == "out_of_scope"
+    assert route["sources"] == []
     assert token["text"].startswith("The documentation does not cover this question")
-    assert done["uncertain"] is True and done["answer"] == token["text"]
+    assert done["uncertain"] is True
+    assert done["answer"] == token["text"]
 
 
 def test_openai_and_mcp_carry_the_verdict(base, llm):
@@ -102,7 +109,8 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
     )
     assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
     extra = resp.model_extra["assist"]
-    assert extra["uncertain"] is True and extra["uncertain_reason"] == "out_of_scope"
+    assert extra["uncertain"] is True
+    assert extra["uncertain_reason"] == "out_of_scope"
     llm.reply("Through MCP [1].", model=MAIN)
 
     async def main():
@@ -110,4 +118,5 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
             return (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
 
     out = anyio.run(main)
-    assert out["uncertain"] is False and out["uncertain_reason"] is None
+    assert out["uncertain"] is False
+    assert out["uncertain_reason"] is None

@@ -9,11 +9,15 @@ from assist.retrieve.verdict import Weights, content_words, coverage, judge
 WEIGHTS = Weights(threshold=0.65, centrality=1.0, coverage=0.3)
 
 
-def chunk(text: str, found_by: tuple[str, ...] = ("fts_relaxed", "vector"), title: str = "Routing", heading: str = "") -> Chunk:
+def chunk(
+    text: str, found_by: tuple[str, ...] = ("fts_relaxed", "vector"), title: str = "Routing", heading: str = ""
+) -> Chunk:
     return Chunk(id="d#h:0", doc_id="d", title=title, heading=heading, text=text, score=1.0, found_by=list(found_by))
 
 
-def result(chunks: list[Chunk], similarity: float | None = 0.5, centrality: float | None = 0.2, confidence: str = "high"):
+def result(
+    chunks: list[Chunk], similarity: float | None = 0.5, centrality: float | None = 0.2, confidence: str = "high"
+):
     return RetrievalResult(chunks=chunks, confidence=confidence, similarity=similarity, centrality=centrality)
 
 
@@ -27,16 +31,21 @@ def test_coverage_counts_content_words_by_their_stem():
 def test_no_passage_and_loose_phases_are_uncertain_with_their_reason():
     assert judge("q", result([]), WEIGHTS).reason == "no_relevant_passage"
     loose = judge("q", result([chunk("x")], confidence="speculative"), WEIGHTS)
-    assert loose.uncertain and loose.reason == "low_retrieval_confidence"
+    assert loose.uncertain
+    assert loose.reason == "low_retrieval_confidence"
 
 
 def test_the_weighted_sum_decides_out_of_scope():
     words = "engine configured"
     near = judge(words, result([chunk("the engine is configured")], similarity=0.3, centrality=0.1), WEIGHTS)
-    assert not near.uncertain and near.score == 0.3 + 0.1 + 0.3 * 1.0
+    assert not near.uncertain
+    assert near.score == 0.3 + 0.1 + 0.3 * 1.0
     far = judge("lemon cake recipe", result([chunk("the engine is configured")], 0.2, 0.0), WEIGHTS)
-    assert far.uncertain and far.reason == "out_of_scope" and far.coverage == 0.0
-    assert far.detail()["reason"] == "out_of_scope" and far.detail()["score"] == 0.2
+    assert far.uncertain
+    assert far.reason == "out_of_scope"
+    assert far.coverage == 0.0
+    assert far.detail()["reason"] == "out_of_scope"
+    assert far.detail()["score"] == 0.2
 
 
 def test_named_documents_untranslated_questions_and_missing_vectors_are_not_called_out_of_scope():
@@ -53,7 +62,9 @@ def test_not_covered_speaks_the_question_language_and_lists_the_nearest_topics()
     )
     assert topics == ["Routing › Layers", "Routing", "FAQ"]
     en = not_covered("What is a good recipe for lemon cake?", topics)
-    assert en.startswith(PHRASES["en"]["not_covered"]) and "- Routing › Layers" in en
+    assert en.startswith(PHRASES["en"]["not_covered"])
+    assert "- Routing › Layers" in en
     es = not_covered("¿Cuál es una buena receta de tarta de limón?", topics)
-    assert es.startswith(PHRASES["es"]["not_covered"]) and PHRASES["es"]["nearest"] in es
+    assert es.startswith(PHRASES["es"]["not_covered"])
+    assert PHRASES["es"]["nearest"] in es
     assert not_covered("What is a good recipe for lemon cake?", []).endswith(PHRASES["en"]["none"])
