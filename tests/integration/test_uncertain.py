@@ -61,7 +61,7 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     assert all(f"- {t}" in a["answer"] for t in topics)
     assert a["sources"] == []
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
-    verdict = next(s for s in a["trace"]["stages"] if s["name"] == "verdict")
+    verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
     assert verdict["reason"] == "out_of_scope"
     assert verdict["score"] < settings.uncertain_threshold
     # stored as a documentation gap for the insights page

@@ -208,26 +208,26 @@ class Engine:
         if state.route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             self._recognize(state, state.request.message)
             if state.corpus is None:
-                self._judge(state, query, state.route.lexical_query)
+                self._judge(state, query, state.route.lexical_query, st)
         return state
 
-    def _judge(self, state: TurnState, query: str, translated: str | None) -> None:
+    def _judge(self, state: TurnState, query: str, translated: str | None, st: dict[str, Any]) -> None:
         """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
         with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
-        be searched says nothing about the documentation: no verdict then."""
+        be searched says nothing about the documentation: no verdict then. The verdict and its signals go
+        to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
         from assist.answer.not_covered import nearest_topics
         from assist.retrieve.verdict import Weights, judge
 
         result = state.retrieval
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
-        with stage(state.stages, "verdict") as st:
-            readable = translated is not None or foreign(query, self.settings.index_language) is None
-            verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
-            st.update(verdict.detail())
-            if verdict.uncertain:
-                state.uncertain_reason = verdict.reason
-                result.suggestions = nearest_topics(result.chunks, result.suggestions)
+        readable = translated is not None or foreign(query, self.settings.index_language) is None
+        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        st["verdict"] = verdict.detail()
+        if verdict.uncertain:
+            state.uncertain_reason = verdict.reason
+            result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
     def _recognize(self, state: TurnState, question: str) -> None:
         """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
