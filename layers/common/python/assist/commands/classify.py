@@ -44,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--c", type=float, help="inverse L2 strength of the logistic regression (default 10)")
     tr.add_argument("--threshold", type=float, help="decision threshold (default CLASSIFIER_CONFIDENCE_THRESHOLD)")
     tr.add_argument("--folds", type=int, default=5, help="cross-validation folds for calibration (default 5)")
+    tr.add_argument(
+        "--target-selective",
+        type=float,
+        help="with --guard-data and --target-abstain: choose the probability and guard thresholds together by "
+        "cross-validation, for the highest coverage at this selective accuracy (ADR 0056)",
+    )
+    tr.add_argument("--target-abstain", type=float, help="... and this share of the guard rows abstained on")
     tr.set_defaults(func=run_train)
     cv = clf.add_parser(
         "cv", help="cross-validation of training without a held-out set: message-grouped and topic-clustered folds"
@@ -114,9 +121,11 @@ def _s3(s: Settings, *paths: str | None) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from assist.classify.gate import Targets
     from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
     from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
+    from assist.errors import AssistError
 
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
@@ -125,6 +134,11 @@ def run_train(args: argparse.Namespace) -> int:
     examples, sources = read_sources(args.data, s3, weight, user_weight)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     guard = read_sources(args.guard_data, s3)[0] if args.guard_data else None
+    targets = None
+    if (args.target_selective is None) != (args.target_abstain is None) or (args.target_selective and not guard):
+        raise AssistError("--target-selective and --target-abstain go together, with --guard-data")
+    if args.target_selective is not None:
+        targets = Targets(args.target_selective, args.target_abstain)
     model, metrics = train(
         examples,
         build_embedder(s),
@@ -134,6 +148,7 @@ def run_train(args: argparse.Namespace) -> int:
         holdout=holdout,
         sources=sources,
         guard=guard,
+        targets=targets,
     )
     model.save(args.out)
     emit(
