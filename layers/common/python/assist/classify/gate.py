@@ -89,9 +89,7 @@ def choose(known: Rows, unknown: Rows, targets: Targets) -> tuple[float, float, 
     )
 
 
-def cross_validated(
-    known: Rows, unknown: Rows, targets: Targets, folds: int = FOLDS, seed: int = 0
-) -> dict[str, Any]:
+def cross_validated(known: Rows, unknown: Rows, targets: Targets, folds: int = FOLDS, seed: int = 0) -> dict[str, Any]:
     """The choice's figures on rows it was not made on: K folds of both kinds, each scored with the pair chosen
     on the others; the counts are pooled over the folds."""
     assert known.ok is not None

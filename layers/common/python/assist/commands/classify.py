@@ -66,6 +66,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cv.add_argument("--json", action="store_true", help="one JSON object on stdout")
     cv.set_defaults(func=run_cv)
+    bl = clf.add_parser(
+        "baseline",
+        help="plain logistic regression on the embeddings, threshold chosen by the gate's cross-validation (ADR 0056)",
+    )
+    bl.add_argument("--data", action="append", required=True, help="training JSONL (repeat for several)")
+    bl.add_argument("--guard-data", action="append", required=True, help="out-of-scope JSONL (labels ignored)")
+    bl.add_argument("--eval", action="append", required=True, help="JSONL scored (repeat: e.g. val and oos_val)")
+    bl.add_argument("--target-selective", type=float, required=True, help="selective accuracy to meet")
+    bl.add_argument("--target-abstain", type=float, required=True, help="share of guard rows to abstain on")
+    bl.add_argument("--c", type=float, default=1.0, help="inverse L2 strength (default 1)")
+    bl.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    bl.set_defaults(func=run_baseline)
     ev = clf.add_parser("eval", help="accuracy, coverage and abstention of a model on labelled rows")
     ev.add_argument("--model", required=True, help="model artifact: a path or s3://bucket/key")
     ev.add_argument(
@@ -183,6 +195,25 @@ def run_cv(args: argparse.Namespace) -> int:
         topics=args.topics,
         seeds=args.seeds,
         cluster_rows=args.cluster_rows,
+    )
+    report(result, args.json)
+    return 0
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    from assist.classify.baseline import plain_lr
+    from assist.classify.data import read_examples
+    from assist.classify.gate import Targets
+    from assist.embed import build_embedder
+
+    s = settings()
+    result = plain_lr(
+        [e for path in args.data for e in read_examples(path)],
+        [e for path in args.guard_data for e in read_examples(path)],
+        [e for path in args.eval for e in read_examples(path)],
+        build_embedder(s),
+        Targets(args.target_selective, args.target_abstain),
+        c=args.c,
     )
     report(result, args.json)
     return 0
