@@ -78,6 +78,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     bl.add_argument("--c", type=float, default=1.0, help="inverse L2 strength (default 1)")
     bl.add_argument("--json", action="store_true", help="one JSON object on stdout")
     bl.set_defaults(func=run_baseline)
+    cm = clf.add_parser(
+        "compare",
+        help="a seed or model change before/after: routing holdout and topic-clustered CV; exit 1 if either drops",
+    )
+    cm.add_argument("--before", default="main", help="git revision whose seed and model are 'before' (default main)")
+    cm.add_argument("--seed", default="data/routing/seed.jsonl", help="the seed, at the revision and as it is now")
+    cm.add_argument("--model", default="data/models/routing-classifier.json", help="the artifact, likewise")
+    cm.add_argument("--holdout", default="data/routing/holdout.jsonl", help="report-only held-out rows")
+    cm.add_argument("--tolerance", type=float, default=0.0, help="a drop up to this passes (default 0)")
+    cm.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    cm.set_defaults(func=run_compare)
     ev = clf.add_parser("eval", help="accuracy, coverage and abstention of a model on labelled rows")
     ev.add_argument("--model", required=True, help="model artifact: a path or s3://bucket/key")
     ev.add_argument(
@@ -217,6 +228,58 @@ def run_baseline(args: argparse.Namespace) -> int:
     )
     report(result, args.json)
     return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from assist.classify.compare import compare
+    from assist.classify.data import read_examples
+    from assist.embed import build_embedder
+    from assist.errors import AssistError
+
+    s = settings(log_level="WARNING")
+    with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
+        old: list[str] = []
+        for path in (args.seed, args.model):
+            shown = subprocess.run(["git", "show", f"{args.before}:{path}"], capture_output=True)
+            if shown.returncode:
+                raise AssistError(f"git show {args.before}:{path}: {shown.stderr.decode().strip()}")
+            old.append(str(Path(tmp) / Path(path).name))
+            Path(old[-1]).write_bytes(shown.stdout)
+        result = compare(
+            (read_examples(old[0]), old[1]),
+            (read_examples(args.seed), args.model),
+            read_examples(args.holdout),
+            s,
+            build_embedder(s),
+            args.tolerance,
+        )
+    result["before"]["revision"] = args.before
+    if args.json:
+        report(result, True)
+    else:
+        b, a = result["before"], result["after"]
+        print(f"{'':<34}{'before (' + args.before + ')':>18}{'after':>10}")
+        for section, name in (
+            ("holdout", "accuracy"),
+            ("cv", "topic_clustered_accuracy"),
+            ("cv", "message_grouped_accuracy"),
+        ):
+            print(f"{section + ' ' + name:<34}{b[section][name]:>18}{a[section][name]:>10}")
+        fb, fa = b["holdout"]["by_layer"].get("fallback", {}), a["holdout"]["by_layer"].get("fallback", {})
+        print(
+            f"{'holdout fallback layer n / accuracy':<34}{str(fb.get('n')) + ' / ' + str(fb.get('accuracy')):>18}"
+            f"{str(fa.get('n')) + ' / ' + str(fa.get('accuracy')):>10}"
+        )
+        print(
+            f"CV on the {result['shared_rows']} rows both seeds start with;"
+            f" seeds {b['seed_rows']} → {a['seed_rows']} rows"
+        )
+        print("\n".join(["DROPPED: " + d for d in result["drops"]]) or "no drop")
+    return 1 if result["drops"] else 0
 
 
 def run_classifier_eval(args: argparse.Namespace) -> int:
