@@ -237,6 +237,7 @@ def run_compare(args: argparse.Namespace) -> int:
 
     from assist.classify.compare import compare
     from assist.classify.data import read_examples
+    from assist.classify.sources import read_sources
     from assist.embed import build_embedder
     from assist.errors import AssistError
 
@@ -249,9 +250,9 @@ def run_compare(args: argparse.Namespace) -> int:
                 raise AssistError(f"git show {args.before}:{path}: {shown.stderr.decode().strip()}")
             old.append(str(Path(tmp) / Path(path).name))
             Path(old[-1]).write_bytes(shown.stdout)
-        result = compare(
-            (read_examples(old[0]), old[1]),
-            (read_examples(args.seed), args.model),
+        result = compare(  # the seed read as `classifier train` and `cv` read it (one revision per exported turn)
+            (read_sources([old[0]])[0], old[1]),
+            (read_sources([args.seed])[0], args.model),
             read_examples(args.holdout),
             s,
             build_embedder(s),
@@ -262,17 +263,17 @@ def run_compare(args: argparse.Namespace) -> int:
         report(result, True)
     else:
         b, a = result["before"], result["after"]
-        print(f"{'':<34}{'before (' + args.before + ')':>18}{'after':>10}")
+        print(f"{'':<36}{'before (' + args.before + ')':>18}{'after':>12}")
         for section, name in (
             ("holdout", "accuracy"),
             ("cv", "topic_clustered_accuracy"),
             ("cv", "message_grouped_accuracy"),
         ):
-            print(f"{section + ' ' + name:<34}{b[section][name]:>18}{a[section][name]:>10}")
+            print(f"{section + ' ' + name:<36}{b[section][name]:>18}{a[section][name]:>12}")
         fb, fa = b["holdout"]["by_layer"].get("fallback", {}), a["holdout"]["by_layer"].get("fallback", {})
         print(
-            f"{'holdout fallback layer n / accuracy':<34}{str(fb.get('n')) + ' / ' + str(fb.get('accuracy')):>18}"
-            f"{str(fa.get('n')) + ' / ' + str(fa.get('accuracy')):>10}"
+            f"{'holdout fallback layer n / accuracy':<36}{str(fb.get('n')) + ' / ' + str(fb.get('accuracy')):>18}"
+            f"{str(fa.get('n')) + ' / ' + str(fa.get('accuracy')):>12}"
         )
         print(
             f"CV on the {result['shared_rows']} rows both seeds start with;"
