@@ -39,7 +39,8 @@ def plain_lr(
         lr = LogisticRegression(C=c, max_iter=2000).fit(x[tr], y[tr])
         oof[te] = lr.predict_proba(x[te])
         mine = np.arange(f, len(guard), FOLDS)  # each guard row scored by one fold's model, dealt in turn
-        guard_p[mine] = lr.predict_proba(xg[mine])
+        if len(mine):  # fewer guard rows than folds: some folds score none
+            guard_p[mine] = lr.predict_proba(xg[mine])
     open_guard = np.ones(len(y)), np.ones(len(guard))  # no guard: every row passes it
     known = Rows(oof.max(axis=1), open_guard[0], np.array(classes)[oof.argmax(axis=1)] == y)
     unknown = Rows(guard_p.max(axis=1), open_guard[1])

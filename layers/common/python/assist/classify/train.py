@@ -234,8 +234,8 @@ def _oof_logits(vectors, docs, y, w, heads, c, splits, extra=None) -> np.ndarray
     for f, (tr, te) in enumerate(splits):
         blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], w[tr], heads, c)
         oof[te] = _logits(vectors[te], [docs[i] for i in te], blocks, coef, intercept)
-        if more is not None:
-            mine = np.arange(f, len(more), len(splits))
+        mine = np.arange(f, len(more), len(splits)) if more is not None else []
+        if more is not None and len(mine):  # fewer extra rows than folds: some folds score none
             more[mine] = _logits(extra[0][mine], [extra[1][i] for i in mine], blocks, coef, intercept)
     return oof if more is None else (oof, more)
 
