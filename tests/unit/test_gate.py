@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assist.classify.gate import Rows, Targets, choose, cross_validated
+from assist.classify.gate import Rows, Targets, choose, choose_held, cross_validated
 
 
 def rows(seed: int = 0) -> tuple[Rows, Rows]:
@@ -40,3 +40,15 @@ def test_cross_validated_figures_are_near_the_targets_on_rows_of_the_same_kind()
     assert len(cv["thresholds_per_fold"]) == 5
     assert abs(cv["selective_accuracy"] - 0.95) < 0.02
     assert cv["abstention"] > 0.9
+
+
+def test_choose_held_asks_for_stricter_targets_until_the_choice_holds_on_held_out_folds():
+    known, unknown = rows()
+    t, g, figures = choose_held(known, unknown, Targets(0.95, 0.95))
+    assert figures["held"] is True
+    assert figures["cross_validated"]["selective_accuracy"] >= 0.95
+    assert figures["cross_validated"]["abstention"] >= 0.95
+    assert figures["asked"]["selective_accuracy"] >= 0.95
+    assert figures["asked"]["abstention"] >= 0.95
+    plain_t, _, _ = choose(known, unknown, Targets(0.95, 0.95))
+    assert t >= plain_t or figures["asked"] == {"selective_accuracy": 0.95, "abstention": 0.95}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assist.classify.gate import Rows, Targets, choose, cross_validated
+from assist.classify.gate import Rows, Targets, choose_held
 
 if TYPE_CHECKING:
     from assist.classify.data import Example
@@ -44,8 +44,7 @@ def plain_lr(
     open_guard = np.ones(len(y)), np.ones(len(guard))  # no guard: every row passes it
     known = Rows(oof.max(axis=1), open_guard[0], np.array(classes)[oof.argmax(axis=1)] == y)
     unknown = Rows(guard_p.max(axis=1), open_guard[1])
-    threshold, _, chosen = choose(known, unknown, targets)
-    cv = cross_validated(known, unknown, targets)
+    threshold, _, chosen = choose_held(known, unknown, targets)
     final = LogisticRegression(C=c, max_iter=2000).fit(x, y)
     p = final.predict_proba(embedder.embed([e.text for e in evaluation]))
     top, pred = p.max(axis=1), np.array(classes)[p.argmax(axis=1)]
@@ -55,8 +54,10 @@ def plain_lr(
     return {
         "model": f"scikit-learn LogisticRegression(C={c}) on the embeddings, max probability ≥ threshold",
         "threshold": threshold,
-        "on_training_rows": chosen,
-        "cross_validated": {k: v for k, v in cv.items() if k != "thresholds_per_fold"},
+        "asked": chosen["asked"],
+        "held": chosen["held"],
+        "on_training_rows": chosen["on_all_rows"],
+        "cross_validated": {k: v for k, v in chosen["cross_validated"].items() if k != "thresholds_per_fold"},
         "evaluation": {
             "n_known": int(is_known.sum()),
             "n_unknown": int((~is_known).sum()),

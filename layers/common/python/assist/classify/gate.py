@@ -115,6 +115,39 @@ def cross_validated(known: Rows, unknown: Rows, targets: Targets, folds: int = F
     }
 
 
+def choose_held(
+    known: Rows, unknown: Rows, targets: Targets, folds: int = FOLDS, steps: int = 10
+) -> tuple[float, float, dict[str, Any]]:
+    """`choose`, asked for stricter targets until the choice holds on rows it was not made on: the targets are
+    moved toward 1 by a share k/steps of what is left (k = 0, 1, …) until `cross_validated` meets the real ones;
+    the pair is then chosen on all rows with those stricter targets. Returns (t, g, figures with both)."""
+    for k in range(steps):
+        share = k / steps
+        strict = Targets(
+            targets.selective_accuracy + share * (1 - targets.selective_accuracy),
+            targets.abstention + share * (1 - targets.abstention),
+        )
+        cv = cross_validated(known, unknown, strict, folds)
+        accurate = (cv["selective_accuracy"] or 0.0) >= targets.selective_accuracy
+        held = accurate and cv["abstention"] >= targets.abstention
+        if held:
+            break
+    t, g, chosen = choose(known, unknown, strict)
+    return (
+        t,
+        g,
+        {
+            "asked": {
+                "selective_accuracy": round(strict.selective_accuracy, 4),
+                "abstention": round(strict.abstention, 4),
+            },
+            "held": held,
+            "on_all_rows": chosen,
+            "cross_validated": cv,
+        },
+    )
+
+
 def _down(x: float) -> float:
     """Rounded down, so the row the cut was set at still passes."""
     return float(np.floor(x * 10**DIGITS) / 10**DIGITS)

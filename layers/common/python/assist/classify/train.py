@@ -25,7 +25,7 @@ import numpy as np
 
 from assist.classify.data import Example, examples_digest
 from assist.classify.features import Block, terms
-from assist.classify.gate import Rows, Targets, choose, cross_validated
+from assist.classify.gate import Rows, Targets, choose_held
 from assist.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
 from assist.classify.model import (
     CONVERSATIONAL,
@@ -378,7 +378,7 @@ def train(
         )
         known = Rows(calibrated.max(axis=1), loo, calibrated.argmax(axis=1) == truth)
         unknown = Rows(guard_probs.max(axis=1), out)
-        threshold, guard_threshold, chosen = choose(known, unknown, targets)
+        threshold, guard_threshold, gate = choose_held(known, unknown, targets)
         guard_figures = {
             **guard_figures,
             **guard_pass_rates(loo, out, guard_threshold),
@@ -388,8 +388,7 @@ def train(
             "targets": {"selective_accuracy": targets.selective_accuracy, "abstention": targets.abstention},
             "threshold": threshold,
             "guard_threshold": guard_threshold,
-            "on_all_rows": chosen,
-            "cross_validated": cross_validated(known, unknown, targets),
+            **gate,
         }
     doc = {
         "format": FORMAT,
