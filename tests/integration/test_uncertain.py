@@ -120,3 +120,19 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
     out = anyio.run(main)
     assert out["uncertain"] is False
     assert out["uncertain_reason"] is None
+
+
+def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base, settings, session_id):
+    body = {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"}
+    with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
+        assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
+    db = client("dynamodb", settings)
+    for table in (settings.sessions_table, settings.intent_history_table):
+        items = db.query(
+            TableName=table,
+            KeyConditionExpression="session_id = :s AND turn > :header",
+            ExpressionAttributeValues={":s": {"S": session_id}, ":header": {"N": "0"}},
+            ConsistentRead=True,
+        )["Items"]
+        assert len(items) == 1, table
+    assert items[0]["uncertain"] == {"S": "out_of_scope"}

@@ -329,11 +329,11 @@ class Engine:
             {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(_sources(ctx.chunks), ctx.chunks, strict=True)
         ]
         uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
-        if state.uncertain_reason:  # no model: one fixed answer, the route event then one token
-            yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
+        if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
             text = self._not_covered(state)
-            yield "token", {"text": text}
             answer = await anyio.to_thread.run_sync(self._finish, state, text, [], self._take_turn(state))
+            yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
+            yield "token", {"text": text}
             yield "done", {**msgspec.to_builtins(answer), "usage": {}}
             return
         # requested now, read after the route event: the request travels while the route goes out
