@@ -261,3 +261,49 @@ def test_the_guard_abstains_on_messages_unlike_the_training_rows_through_the_cli
         assert figures["abstain_recall"] == 1.0, figures["guard"]
         assert figures["guard"]["unknown_abstained"] == 2  # abstentions the probability alone would not make
         assert (figures["accuracy"], figures["coverage"], figures["guard"]["known_abstained"]) == (1.0, 1.0, 0)
+
+
+def test_targets_choose_both_thresholds_by_cross_validation_and_the_baseline_runs_on_the_same_rows(
+    tmp_path, base_settings: Settings
+):
+    """ADR 0056 through the CLI with the real embedder: the gate's choice is written into the artifact that ships,
+    with its cross-validated figures, and the plain logistic regression is scored on the same rows."""
+    write_jsonl(tmp_path / "train.jsonl", BILLING_AND_WEATHER)
+    outside = ["play some jazz", "who won the football match", "recommend a novel to read", "bake a cake"]
+    write_jsonl(tmp_path / "oos_train.jsonl", [{"text": t, "label": "oos"} for t in outside])
+    write_jsonl(tmp_path / "test.jsonl", [{"text": "is it going to snow", "label": "weather"}])
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    run = [sys.executable, "-m", "assist.cli", "classifier"]
+    data = ["--data", str(tmp_path / "train.jsonl"), "--guard-data", str(tmp_path / "oos_train.jsonl")]
+    targets = ["--target-selective", "0.9", "--target-abstain", "0.75"]
+    out = tmp_path / "gated.json"
+    trained = json.loads(
+        subprocess.run(
+            [*run, "train", *data, *targets, "--folds", "2", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        ).stdout
+    )
+    gate = trained["gate"]
+    assert gate["targets"] == {"selective_accuracy": 0.9, "abstention": 0.75}
+    assert (trained["threshold"], trained["guard_threshold"]) == (gate["threshold"], gate["guard_threshold"])
+    assert gate["on_all_rows"]["met"] is True
+    assert gate["on_all_rows"]["abstention"] >= 0.75
+    assert {"coverage", "selective_accuracy", "abstention"} <= set(gate["cross_validated"])
+    shipped = json.loads(out.read_text())
+    assert (shipped["threshold"], shipped["guard"]["threshold"]) == (gate["threshold"], gate["guard_threshold"])
+    half = subprocess.run([*run, "train", *data, "--target-selective", "0.9", "--out", str(out)], env=env)
+    assert half.returncode == 2  # one target without the other is refused
+    baseline = json.loads(
+        subprocess.run(
+            [*run, "baseline", *data, *targets, "--eval", str(tmp_path / "test.jsonl"), "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        ).stdout
+    )
+    assert baseline["evaluation"]["n_known"] == 1
+    assert baseline["on_training_rows"]["met"] is True

@@ -67,3 +67,16 @@ def test_the_page_escapes_what_people_typed_and_needs_nothing_from_elsewhere():
     assert "&lt;script&gt;" in html
     assert "llm_timeout" in html
     assert "100.0%" in html  # the LLM layer decided every question
+
+
+def test_answers_the_docs_did_not_cover_count_as_gaps_by_reason():
+    g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
+    base = {"created_at": "2026-04-10T10:00:00.000+00:00", "type": "RETRIEVAL", "layer": "embedding"}
+    g.entries = [
+        {**base, "message": "a", "retrieval_confidence": "high", "uncertain": "out_of_scope"},
+        {**base, "message": "b", "retrieval_confidence": "high", "uncertain": None},
+        {**base, "message": "c", "retrieval_confidence": "none", "uncertain": "no_relevant_passage"},
+    ]
+    assert [e["message"] for e in g.gaps()] == ["a", "c"]  # "a" had confidence high: only the verdict says it
+    assert g.summary()["uncertain"] == {"out_of_scope": 1, "no_relevant_passage": 1}
+    assert "<b>2</b>answered “not in the docs”</div>" in page(g, [])

@@ -105,6 +105,10 @@ class RetrievalResult(msgspec.Struct):
     note: str = ""
     #: topics to try instead, on a true miss (`confidence: none`)
     suggestions: list[str] = msgspec.field(default_factory=list)
+    #: the best cosine similarity of any passage to the query, before the floor (None: no vector search ran)
+    similarity: float | None = None
+    #: the query's cosine to the mean of all passages: how near the corpus's subject it is (None: no vector search)
+    centrality: float | None = None
 
 
 class Source(msgspec.Struct):
@@ -131,6 +135,10 @@ class Answer(msgspec.Struct):
     trace: dict[str, Any]
     #: the session's turn number this answer was stored under (feedback names it)
     turn: int = 0
+    #: the documentation does not cover the question (ADR 0055): the answer says so, no model was asked
+    uncertain: bool = False
+    #: why: no_relevant_passage | low_retrieval_confidence | out_of_scope (None when not uncertain)
+    uncertain_reason: str | None = None
 
 
 def to_builtins(obj: Any) -> Any:
@@ -232,5 +240,6 @@ class TurnState(msgspec.Struct):
     route: Route | None = None
     retrieval: RetrievalResult | None = None
     corpus: CorpusMatch | None = None  # a question about the corpus itself
+    uncertain_reason: str | None = None  # the retrieve stage's verdict (ADR 0055): None when the docs cover it
     stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     degraded: list[str] = msgspec.field(default_factory=list)

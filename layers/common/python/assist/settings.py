@@ -98,6 +98,11 @@ class Settings:
     retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
     retrieve_corpus_chars: int = 12_000  # corpus questions: manifest lines given to the model, at most (ADR 0042)
     retrieve_document_chars: int = 16_000  # a named document's text given whole up to this (ADR 0042)
+    #: a RETRIEVAL question is out of scope (no model call) when similarity + centrality weight × centrality
+    #: + coverage weight × coverage is below the threshold (ADR 0055)
+    uncertain_threshold: float = 0.65
+    uncertain_centrality_weight: float = 1.0
+    uncertain_coverage_weight: float = 0.3
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 

@@ -31,5 +31,7 @@ def engine_fields(answer: dict[str, Any], session_id: str, trace: bool = True) -
         "sources": answer["sources"],
         "retrieval": answer.get("retrieval"),
         "degraded": answer["degraded"],
+        "uncertain": answer.get("uncertain", False),
+        "uncertain_reason": answer.get("uncertain_reason"),
     }
     return fields | ({"trace": answer["trace"]} if trace else {"request_id": answer["trace"].get("request_id")})

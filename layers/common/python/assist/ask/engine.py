@@ -207,7 +207,27 @@ class Engine:
             )
         if state.route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             self._recognize(state, state.request.message)
+            if state.corpus is None:
+                self._judge(state, query, state.route.lexical_query, st)
         return state
+
+    def _judge(self, state: TurnState, query: str, translated: str | None, st: dict[str, Any]) -> None:
+        """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
+        with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
+        be searched says nothing about the documentation: no verdict then. The verdict and its signals go
+        to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
+        from assist.answer.not_covered import nearest_topics
+        from assist.retrieve.verdict import Weights, judge
+
+        result = state.retrieval
+        if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
+            return
+        readable = translated is not None or foreign(query, self.settings.index_language) is None
+        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        st["verdict"] = verdict.detail()
+        if verdict.uncertain:
+            state.uncertain_reason = verdict.reason
+            result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
     def _recognize(self, state: TurnState, question: str) -> None:
         """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
@@ -280,6 +300,8 @@ class Engine:
     def answer(self, state: TurnState) -> Answer:
         ctx = self._context(state)
         turn = self._take_turn(state)
+        if state.uncertain_reason:
+            return self._finish(state, self._not_covered(state), [], turn)
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
@@ -306,6 +328,14 @@ class Engine:
         sources = [
             {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(_sources(ctx.chunks), ctx.chunks, strict=True)
         ]
+        uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
+        if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
+            text = self._not_covered(state)
+            answer = await anyio.to_thread.run_sync(self._finish, state, text, [], self._take_turn(state))
+            yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
+            yield "token", {"text": text}
+            yield "done", {**msgspec.to_builtins(answer), "usage": {}}
+            return
         # requested now, read after the route event: the request travels while the route goes out
         model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx)))
         turn: Future[int] | None = None
@@ -314,7 +344,8 @@ class Engine:
         st: dict[str, Any] = {}
         writing = False
         try:
-            yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+            route_event = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
+            yield "route", route_event | uncertain
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 try:
@@ -351,6 +382,13 @@ class Engine:
         if state.turn:
             return None
         return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
+
+    def _not_covered(self, state: TurnState) -> str:
+        from assist.answer.not_covered import not_covered
+
+        with stage(state.stages, "generate") as st:
+            st.update(model=None, answered_by="not_covered")
+            return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
 
     def _context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
@@ -460,6 +498,7 @@ class Engine:
                 degraded=state.degraded,
                 history=state.history,
                 retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
+                uncertain=state.uncertain_reason,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
         r = state.retrieval
@@ -488,6 +527,7 @@ class Engine:
             type=route.type.value,
             layer=route.layer,
             degraded=state.degraded,
+            uncertain=state.uncertain_reason,
             ms=trace["total_ms"],
         )
         return Answer(
@@ -498,6 +538,8 @@ class Engine:
             degraded=state.degraded,
             trace=trace,
             turn=state.turn,
+            uncertain=bool(state.uncertain_reason),
+            uncertain_reason=state.uncertain_reason,
         )
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from assist.classify.data import Example, examples_digest
 from assist.classify.features import Block, terms
+from assist.classify.gate import Rows, Targets, choose_held
 from assist.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
 from assist.classify.model import (
     CONVERSATIONAL,
@@ -83,6 +84,40 @@ def fit_guard(
     two: the largest share of training rows passed minus share of out-of-scope rows passed (Youden's J), no target
     to tune.
     Returns (centroids, threshold, figures)."""
+    centroids, loo, out = guard_similarities(vectors, labels, weights, classes, guard_vectors)
+    figures: dict[str, Any] = {"method": "max cosine to a class centroid", "rows": len(loo)}
+    if out is None:
+        threshold = float(np.quantile(loo, GUARD_QUANTILE))
+        figures["rule"] = f"quantile {GUARD_QUANTILE} of the training rows' leave-one-out similarity"
+    else:
+        cuts = np.unique(np.concatenate([loo, out]))
+        passed_in = 1.0 - np.searchsorted(np.sort(loo), cuts, side="left") / len(loo)
+        passed_out = 1.0 - np.searchsorted(np.sort(out), cuts, side="left") / len(out)
+        threshold = float(cuts[int(np.argmax(passed_in - passed_out))])
+        figures["rule"] = "Youden's J between training rows (leave-one-out) and out-of-scope rows"
+    threshold = float(np.floor(threshold * 10**DIGITS) / 10**DIGITS)  # rounded down: the cut row still passes
+    return centroids, threshold, figures | guard_pass_rates(loo, out, threshold)
+
+
+def guard_pass_rates(loo: np.ndarray, out: np.ndarray | None, threshold: float) -> dict[str, Any]:
+    """The guard's pass rates at a threshold: training rows passed (leave-one-out), out-of-scope rows refused."""
+    figures: dict[str, Any] = {"threshold": threshold}
+    figures["training_rows_passed"] = round(float(np.mean(loo >= threshold)), 4)
+    if out is not None:
+        figures["out_of_scope_rows"] = len(out)
+        figures["out_of_scope_abstained"] = round(float(np.mean(out < threshold)), 4)
+    return figures
+
+
+def guard_similarities(
+    vectors: np.ndarray,
+    labels: list[str],
+    weights: np.ndarray,
+    classes: list[str],
+    guard_vectors: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Unit class centroids; each training row's leave-one-out similarity to the nearest centroid; each
+    out-of-scope row's similarity to the nearest centroid (None without such rows)."""
     unit = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
     idx = np.array([classes.index(label) for label in labels])
     sums = np.zeros((len(classes), unit.shape[1]))
@@ -95,24 +130,10 @@ def fit_guard(
     own_sim = np.sum(unit * own, axis=1) / np.clip(own_norm, 1e-12, None)
     sims[np.arange(len(unit)), idx] = np.where(alone, -1.0, own_sim)
     loo = sims.max(axis=1)
-    figures: dict[str, Any] = {"method": "max cosine to a class centroid", "rows": len(loo)}
     if guard_vectors is None or not len(guard_vectors):
-        threshold = float(np.quantile(loo, GUARD_QUANTILE))
-        figures["rule"] = f"quantile {GUARD_QUANTILE} of the training rows' leave-one-out similarity"
-    else:
-        g = guard_vectors / np.clip(np.linalg.norm(guard_vectors, axis=1, keepdims=True), 1e-12, None)
-        out = (g @ centroids.T).max(axis=1)
-        cuts = np.unique(np.concatenate([loo, out]))
-        passed_in = 1.0 - np.searchsorted(np.sort(loo), cuts, side="left") / len(loo)
-        passed_out = 1.0 - np.searchsorted(np.sort(out), cuts, side="left") / len(out)
-        threshold = float(cuts[int(np.argmax(passed_in - passed_out))])
-        figures["rule"] = "Youden's J between training rows (leave-one-out) and out-of-scope rows"
-        figures["out_of_scope_rows"] = len(out)
-        figures["out_of_scope_abstained"] = round(float(np.mean(out < threshold)), 4)
-    threshold = float(np.floor(threshold * 10**DIGITS) / 10**DIGITS)  # rounded down: the cut row still passes
-    figures["threshold"] = threshold
-    figures["training_rows_passed"] = round(float(np.mean(loo >= threshold)), 4)
-    return centroids, threshold, figures
+        return centroids, loo, None
+    g = guard_vectors / np.clip(np.linalg.norm(guard_vectors, axis=1, keepdims=True), 1e-12, None)
+    return centroids, loo, (g @ centroids.T).max(axis=1)
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
@@ -204,12 +225,19 @@ def scores(
     return out
 
 
-def _oof_logits(vectors, docs, y, w, heads, c, splits) -> np.ndarray:
+def _oof_logits(vectors, docs, y, w, heads, c, splits, extra=None) -> np.ndarray:
+    """Out-of-fold logits of the rows; with `extra` (vectors, docs of rows never trained on: out-of-scope
+    messages), also theirs, each scored by one fold's model (dealt in turn), returned as a second array."""
     oof = np.zeros((len(y), len(heads)))
-    for tr, te in splits:
+    splits = list(splits)
+    more = None if extra is None else np.zeros((len(extra[1]), len(heads)))
+    for f, (tr, te) in enumerate(splits):
         blocks, coef, intercept = _fit(vectors[tr], [docs[i] for i in tr], [y[i] for i in tr], w[tr], heads, c)
         oof[te] = _logits(vectors[te], [docs[i] for i in te], blocks, coef, intercept)
-    return oof
+        mine = np.arange(f, len(more), len(splits)) if more is not None else []
+        if more is not None and len(mine):  # fewer extra rows than folds: some folds score none
+            more[mine] = _logits(extra[0][mine], [extra[1][i] for i in mine], blocks, coef, intercept)
+    return oof if more is None else (oof, more)
 
 
 def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster_rows: int | None = None):
@@ -307,8 +335,11 @@ def train(
     holdout: list[Example] | None = None,
     sources: list[dict[str, Any]] | None = None,
     guard: list[Example] | None = None,
+    targets: Targets | None = None,
 ) -> tuple[ClassifierModel, dict[str, Any]]:
-    """`guard`: out-of-scope messages (their labels are ignored); they only set the novelty guard's threshold."""
+    """`guard`: out-of-scope messages (their labels are ignored); they only set the novelty guard's threshold.
+    `targets` (with `guard`): both thresholds are chosen by cross-validation over the training and guard rows to
+    meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut."""
     started = time.perf_counter()
     classes = sorted({e.label for e in examples})
     if len(classes) < 2:
@@ -320,8 +351,12 @@ def train(
     k = min(folds, min(Counter(y).values()))
     cv: dict[str, Any] = {"folds": k}
     temperature = 1.0
+    guard_vectors = embedder.embed([e.text for e in guard]) if guard else None
+    gated = targets is not None and guard_vectors is not None and k >= 2
     if k >= 2:
-        oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k))
+        extra = (guard_vectors, [terms(e.text) for e in guard]) if gated and guard else None
+        oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k), extra)
+        oof, guard_oof = oof if extra is not None else (oof, None)
         temperature = _fit_temperature(oof, heads, classes, examples, prior)
         prev = [previous_type(e.history_types) for e in examples]
         raw, _ = resolve(softmax(oof), heads, classes, prev, prior)
@@ -330,10 +365,31 @@ def train(
         cv["calibrated"] = scores(examples, calibrated, classes, threshold)
 
     blocks, coef, intercept = _fit(vectors, docs, y, w, heads, c)
-    guard_vectors = embedder.embed([e.text for e in guard]) if guard else None
     centroids, guard_threshold, guard_figures = fit_guard(
         vectors, [e.label for e in examples], w, classes, guard_vectors
     )
+    gate: dict[str, Any] | None = None
+    if gated and guard and targets is not None and guard_oof is not None:
+        _, loo, out = guard_similarities(vectors, [e.label for e in examples], w, classes, guard_vectors)
+        assert out is not None
+        truth = np.array([classes.index(e.label) for e in examples])
+        guard_probs, _ = resolve(
+            softmax(guard_oof / temperature), heads, classes, [previous_type(e.history_types) for e in guard], prior
+        )
+        known = Rows(calibrated.max(axis=1), loo, calibrated.argmax(axis=1) == truth)
+        unknown = Rows(guard_probs.max(axis=1), out)
+        threshold, guard_threshold, gate = choose_held(known, unknown, targets)
+        guard_figures = {
+            **guard_figures,
+            **guard_pass_rates(loo, out, guard_threshold),
+            "rule": "chosen with the probability threshold by cross-validation over training and guard rows",
+        }
+        gate = {
+            "targets": {"selective_accuracy": targets.selective_accuracy, "abstention": targets.abstention},
+            "threshold": threshold,
+            "guard_threshold": guard_threshold,
+            **gate,
+        }
     doc = {
         "format": FORMAT,
         "classes": classes,
@@ -376,7 +432,7 @@ def train(
             "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "seconds": round(time.perf_counter() - started, 1),
         },
-        "metrics": {"cv": cv, "guard": guard_figures},
+        "metrics": {"cv": cv, "guard": guard_figures, **({"gate": gate} if gate else {})},
     }
     model = ClassifierModel(doc)
     if holdout:

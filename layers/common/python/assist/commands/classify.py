@@ -44,6 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--c", type=float, help="inverse L2 strength of the logistic regression (default 10)")
     tr.add_argument("--threshold", type=float, help="decision threshold (default CLASSIFIER_CONFIDENCE_THRESHOLD)")
     tr.add_argument("--folds", type=int, default=5, help="cross-validation folds for calibration (default 5)")
+    tr.add_argument(
+        "--target-selective",
+        type=float,
+        help="with --guard-data and --target-abstain: choose the probability and guard thresholds together by "
+        "cross-validation, for the highest coverage at this selective accuracy (ADR 0056)",
+    )
+    tr.add_argument("--target-abstain", type=float, help="... and this share of the guard rows abstained on")
     tr.set_defaults(func=run_train)
     cv = clf.add_parser(
         "cv", help="cross-validation of training without a held-out set: message-grouped and topic-clustered folds"
@@ -59,6 +66,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     cv.add_argument("--json", action="store_true", help="one JSON object on stdout")
     cv.set_defaults(func=run_cv)
+    bl = clf.add_parser(
+        "baseline",
+        help="plain logistic regression on the embeddings, threshold chosen by the gate's cross-validation (ADR 0056)",
+    )
+    bl.add_argument("--data", action="append", required=True, help="training JSONL (repeat for several)")
+    bl.add_argument("--guard-data", action="append", required=True, help="out-of-scope JSONL (labels ignored)")
+    bl.add_argument("--eval", action="append", required=True, help="JSONL scored (repeat: e.g. val and oos_val)")
+    bl.add_argument("--target-selective", type=float, required=True, help="selective accuracy to meet")
+    bl.add_argument("--target-abstain", type=float, required=True, help="share of guard rows to abstain on")
+    bl.add_argument("--c", type=float, default=1.0, help="inverse L2 strength (default 1)")
+    bl.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    bl.set_defaults(func=run_baseline)
+    cm = clf.add_parser(
+        "compare",
+        help="a seed or model change before/after: routing holdout and topic-clustered CV; exit 1 if either drops",
+    )
+    cm.add_argument("--before", default="main", help="git revision whose seed and model are 'before' (default main)")
+    cm.add_argument("--seed", default="data/routing/seed.jsonl", help="the seed, at the revision and as it is now")
+    cm.add_argument("--model", default="data/models/routing-classifier.json", help="the artifact, likewise")
+    cm.add_argument("--holdout", default="data/routing/holdout.jsonl", help="report-only held-out rows")
+    cm.add_argument("--tolerance", type=float, default=0.0, help="a drop up to this passes (default 0)")
+    cm.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    cm.set_defaults(func=run_compare)
     ev = clf.add_parser("eval", help="accuracy, coverage and abstention of a model on labelled rows")
     ev.add_argument("--model", required=True, help="model artifact: a path or s3://bucket/key")
     ev.add_argument(
@@ -114,9 +144,11 @@ def _s3(s: Settings, *paths: str | None) -> Any:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    from assist.classify.gate import Targets
     from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
     from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
+    from assist.errors import AssistError
 
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
@@ -125,6 +157,11 @@ def run_train(args: argparse.Namespace) -> int:
     examples, sources = read_sources(args.data, s3, weight, user_weight)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     guard = read_sources(args.guard_data, s3)[0] if args.guard_data else None
+    targets = None
+    if (args.target_selective is None) != (args.target_abstain is None) or (args.target_selective and not guard):
+        raise AssistError("--target-selective and --target-abstain go together, with --guard-data")
+    if args.target_selective is not None:
+        targets = Targets(args.target_selective, args.target_abstain)
     model, metrics = train(
         examples,
         build_embedder(s),
@@ -134,6 +171,7 @@ def run_train(args: argparse.Namespace) -> int:
         holdout=holdout,
         sources=sources,
         guard=guard,
+        targets=targets,
     )
     model.save(args.out)
     emit(
@@ -171,6 +209,78 @@ def run_cv(args: argparse.Namespace) -> int:
     )
     report(result, args.json)
     return 0
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    from assist.classify.baseline import plain_lr
+    from assist.classify.data import read_examples
+    from assist.classify.gate import Targets
+    from assist.embed import build_embedder
+
+    s = settings()
+    result = plain_lr(
+        [e for path in args.data for e in read_examples(path)],
+        [e for path in args.guard_data for e in read_examples(path)],
+        [e for path in args.eval for e in read_examples(path)],
+        build_embedder(s),
+        Targets(args.target_selective, args.target_abstain),
+        c=args.c,
+    )
+    report(result, args.json)
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from assist.classify.compare import compare
+    from assist.classify.data import read_examples
+    from assist.classify.sources import read_sources
+    from assist.embed import build_embedder
+    from assist.errors import AssistError
+
+    s = settings(log_level="WARNING")
+    with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
+        old: list[str] = []
+        for path in (args.seed, args.model):
+            shown = subprocess.run(["git", "show", f"{args.before}:{path}"], capture_output=True)
+            if shown.returncode:
+                raise AssistError(f"git show {args.before}:{path}: {shown.stderr.decode().strip()}")
+            old.append(str(Path(tmp) / Path(path).name))
+            Path(old[-1]).write_bytes(shown.stdout)
+        result = compare(  # the seed read as `classifier train` and `cv` read it (one revision per exported turn)
+            (read_sources([old[0]])[0], old[1]),
+            (read_sources([args.seed])[0], args.model),
+            read_examples(args.holdout),
+            s,
+            build_embedder(s),
+            args.tolerance,
+        )
+    result["before"]["revision"] = args.before
+    if args.json:
+        report(result, True)
+    else:
+        b, a = result["before"], result["after"]
+        print(f"{'':<36}{'before (' + args.before + ')':>18}{'after':>12}")
+        for section, name in (
+            ("holdout", "accuracy"),
+            ("cv", "topic_clustered_accuracy"),
+            ("cv", "message_grouped_accuracy"),
+        ):
+            print(f"{section + ' ' + name:<36}{b[section][name]:>18}{a[section][name]:>12}")
+        fb, fa = b["holdout"]["by_layer"].get("fallback", {}), a["holdout"]["by_layer"].get("fallback", {})
+        print(
+            f"{'holdout fallback layer n / accuracy':<36}{str(fb.get('n')) + ' / ' + str(fb.get('accuracy')):>18}"
+            f"{str(fa.get('n')) + ' / ' + str(fa.get('accuracy')):>12}"
+        )
+        print(
+            f"CV on the {result['shared_rows']} rows both seeds start with;"
+            f" seeds {b['seed_rows']} → {a['seed_rows']} rows"
+        )
+        print("\n".join(["DROPPED: " + d for d in result["drops"]]) or "no drop")
+    return 1 if result["drops"] else 0
 
 
 def run_classifier_eval(args: argparse.Namespace) -> int:

@@ -68,11 +68,14 @@ class Gathered:
         return Counter(e["feedback"]["rating"] for e in self.entries if e.get("feedback"))
 
     def gaps(self) -> list[dict[str, Any]]:
-        """Questions the docs did not answer: weak retrieval, or a thumbs-down; newest first."""
+        """Questions the docs did not answer: an uncertain verdict (ADR 0055), weak retrieval, or a thumbs-down;
+        newest first."""
         return [
             e
             for e in self.entries
-            if e.get("retrieval_confidence") in WEAK or (e.get("feedback") or {}).get("rating") == "down"
+            if e.get("uncertain")
+            or e.get("retrieval_confidence") in WEAK
+            or (e.get("feedback") or {}).get("rating") == "down"
         ]
 
     def summary(self) -> dict[str, Any]:
@@ -91,6 +94,8 @@ class Gathered:
             "degraded": dict(self.degraded().most_common()),
             "ratings": dict(self.ratings()),
             "gap_questions": len(self.gaps()),
+            # answers that said the docs do not cover the question, by reason
+            "uncertain": dict(Counter(str(e["uncertain"]) for e in self.entries if e.get("uncertain")).most_common()),
             "read": {"queries": self.queries, "read_units": round(self.read_units, 2), "seconds": self.seconds},
         }
 

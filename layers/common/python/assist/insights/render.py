@@ -64,6 +64,7 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         _figure("decided by the LLM layer", llm),
         _figure("👍 / 👎", f"{s['ratings'].get('up', 0)} / {down}"),
         _figure("documentation gap questions", str(s["gap_questions"])),
+        _figure("answered “not in the docs”", str(sum(s["uncertain"].values()))),
         "</div>",
     ]
     if g.truncated:
@@ -78,7 +79,8 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         "<h2>Degraded answers, by reason</h2>",
         _hbars(Counter(s["degraded"]), "degraded reasons") if s["degraded"] else "<p>None in this window.</p>",
         "<h2>Documentation gaps</h2>",
-        "<p class=note>Questions whose retrieval confidence was low or none, or that got a 👎, grouped by topic "
+        "<p class=note>Questions the answer said the docs do not cover, whose retrieval confidence was low or none, "
+        "or that got a 👎, grouped by topic "
         "(embeddings and k-means). Personal data is redacted.</p>",
         *(_gap(x) for x in gaps),
         "" if gaps else "<p>No gap questions in this window.</p>",

@@ -143,6 +143,7 @@ class Turn:
     degraded: list[str] = field(default_factory=list)
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
     retrieval_confidence: str | None = None  # None: the turn did not search the docs
+    uncertain: str | None = None  # why the docs do not cover the question (ADR 0055); None: they do
 
 
 def export_key(created_at: str, session_id: str, turn: int) -> str:
@@ -257,6 +258,7 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "message": turn.message,
         # for the insights page: how well the docs answered, and what went wrong
         "retrieval_confidence": turn.retrieval_confidence,
+        "uncertain": turn.uncertain,
         "degraded": turn.degraded,
         # the export index: "entries of day D after key K" is one Query, never a scan
         EXPORT_DAY: now[:10],

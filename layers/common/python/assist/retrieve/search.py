@@ -101,6 +101,9 @@ class Retriever:
         self._catalog_source = catalog
         self._catalog: Catalog | None = None
         self._catalog_lock = threading.Lock()
+        # the mean direction of every passage: how near the corpus's subject a question is (ADR 0055)
+        self._centroid: np.ndarray | None = None
+        self._centroid_lock = threading.Lock()
 
     @property
     def table(self) -> Any:
@@ -135,6 +138,17 @@ class Retriever:
                 if self._catalog is None:
                     self._catalog = self._catalog_source() if self._catalog_source else Catalog()
         return self._catalog
+
+    def centroid(self) -> np.ndarray:
+        """The unit mean of the passages' unit vectors, read once (the vector column only)."""
+        if self._centroid is None:
+            with self._centroid_lock:
+                if self._centroid is None:
+                    column = self._table.search().select(["vector"]).limit(None).to_arrow().column("vector")
+                    v = np.asarray(column.to_pylist(), dtype=np.float32).reshape(len(column), -1)
+                    mean = (v / np.linalg.norm(v, axis=1, keepdims=True).clip(min=1e-12)).mean(axis=0)
+                    self._centroid = mean / (np.linalg.norm(mean) or 1.0)
+        return self._centroid
 
     def search(
         self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
@@ -200,6 +214,9 @@ class Retriever:
             strategies={name: len(hits) for name, hits in lists.items()} | ({IDENTIFIER: len(named)} if named else {}),
             note=note,
             suggestions=suggestions,
+            similarity=_best_similarity(lists),
+            # an evaluation's ranking (no passages read) needs no verdict, so no centroid
+            centrality=self._centrality(vector) if passages and vector is not None else None,
         )
         log.info(
             "retrieve.fused",
@@ -214,6 +231,10 @@ class Retriever:
         if passages:  # chunks without their text are no memory for a follow-up to cite from
             self._remember(chunks)
         return result, lists
+
+    def _centrality(self, vector: np.ndarray) -> float:
+        v = np.asarray(vector, dtype=np.float32)
+        return round(float(self.centroid() @ v / (np.linalg.norm(v) or 1.0)), 6)
 
     def suggestions(self, query: str) -> list[str]:
         """Document titles to try: those sharing the most letter trigrams with the query, then the shortest
@@ -319,6 +340,13 @@ def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
     if top.agreement >= 2:
         return "high"
     return "low" if degraded else "medium"
+
+
+def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:
+    hits = lists.get(st.VECTOR)
+    if hits is None:
+        return None
+    return round(max((h.score for h in hits), default=0.0), 6)
 
 
 def _in(column: str, values: list[str]) -> str:

@@ -141,6 +141,7 @@ async function ask(message) {
         showRoute(node, data);
         showSources(node, data.sources, null);
         showDegraded(node, data.degraded);
+        showUncertain(node, data);
         answer.dataset.state = "streaming";
       } else if (name === "token") {
         timings.firstToken ??= performance.now() - started;
@@ -165,6 +166,7 @@ function finish(node, done, timings) {
   renderText(node);
   showRoute(node, done.route);
   showDegraded(node, done.degraded);
+  showUncertain(node, done);
   showSources(node, null, done.retrieval);
   showTrace(node, done.trace, timings);
   answer.dataset.turn = done.turn;
@@ -365,6 +367,14 @@ function chunkLabel(id) {
   // `<doc_id>#<heading-path-slug>:<ordinal>` read aloud: "routing › how the engine decides …"
   const [doc, slug = ""] = id.split("#");
   return slug ? `${doc} › ${slug.replace(/:\d+$/, "").replace(/[-/]+/g, " ")}` : doc;
+}
+
+// An answer that says the docs do not cover the question carries a visible notice, with why.
+function showUncertain(node, { uncertain, uncertain_reason: reason }) {
+  const badge = $(".uncertain", node);
+  badge.hidden = !uncertain;
+  badge.title = uncertain ? (reason || "").replaceAll("_", " ") : "";
+  if (uncertain) badge.dataset.reason = reason || "";
 }
 
 function showDegraded(node, reasons) {

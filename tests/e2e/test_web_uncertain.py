@@ -1,0 +1,35 @@
+"""The web chat shows an answer the documentation does not cover as such (ADR 0055): a visible "Not in the
+docs" notice with its reason, in Debian's Chromium driven by Playwright, against `assist local up`."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.test_web_chat import browser, stack, sync_api  # noqa: F401 - the fixtures, shared
+
+pytestmark = pytest.mark.integration
+OFF_TOPIC = "How do I bake sourdough bread?"  # the embedding layer routes it RETRIEVAL on its own: no LLM call
+
+
+def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, stack, browser, ollama, session_id):  # noqa: F811
+    expect = sync_api.expect
+    before = len(ollama.calls(model="main-model:1b"))
+    page = browser.new_page()
+    page.goto(f"{stack}/#session={session_id}")
+    page.get_by_label("Your message").fill(OFF_TOPIC)
+    page.get_by_label("Your message").press("Enter")
+    answer = page.locator(".turn .answer").last
+    expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
+    notice = answer.locator(".uncertain")
+    expect(notice).to_be_visible()
+    expect(notice).to_have_text("Not in the docs")
+    assert notice.get_attribute("data-reason") in {"no_relevant_passage", "low_retrieval_confidence", "out_of_scope"}
+    assert notice.get_attribute("title") == notice.get_attribute("data-reason").replace("_", " ")  # why, on hover
+    expect(answer.locator(".text")).to_contain_text("The documentation does not cover this question")
+    assert len(ollama.calls(model="main-model:1b")) == before
+
+    page.get_by_label("Your message").fill("How does the engine decide that a message is about billing?")
+    page.get_by_label("Your message").press("Enter")
+    second = page.locator(".turn .answer").nth(1)
+    expect(second).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(second.locator(".uncertain")).to_be_hidden()

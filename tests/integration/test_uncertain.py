@@ -1,0 +1,138 @@
+"""The uncertainty verdict (ADR 0055) through the real parts: HTTP (uvicorn) → engine → LanceDB with docs/,
+the MiniLM embedder, moto DynamoDB, the Ollama test server; read back by the `openai` and `mcp` clients.
+An off-topic question is answered "not in the docs" without a model call; a docs question is not."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import httpx
+import openai
+import pytest
+from mcp import Client
+
+from assist.api.app import create_app
+from assist.ask.build import build_engine
+from assist.aws.clients import client
+from assist.settings import Settings
+from tests.support.http import serve
+from tests.support.ollama_server import OllamaTestServer
+
+pytestmark = pytest.mark.integration
+MAIN, LIGHT = "main-model:1b", "light-model:0.5b"
+OFF_TOPIC = "What is a good recipe for lemon cake?"
+ON_TOPIC = "How is the engine configured?"
+
+
+@pytest.fixture(scope="module")
+def llm():
+    with OllamaTestServer(models=[MAIN, LIGHT]) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def settings(docs_index: Settings, llm) -> Settings:
+    return docs_index.with_(ollama_host=llm.url, ollama_model_name=MAIN, ollama_model_name_conversational=LIGHT)
+
+
+@pytest.fixture(scope="module")
+def base(settings: Settings):
+    with serve(create_app(build_engine(settings, client("dynamodb", settings)))) as url:
+        yield url
+
+
+def ask(base: str, session_id: str, message: str) -> dict:
+    resp = httpx.post(
+        base + "/v1/ask", json={"session_id": session_id, "message": message, "query_type": "RETRIEVAL"}, timeout=60
+    )
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(base, llm, settings, session_id):
+    before = len(llm.calls(model=MAIN))
+    a = ask(base, session_id, OFF_TOPIC)
+    assert a["uncertain"] is True
+    assert a["uncertain_reason"] == "out_of_scope"
+    assert a["answer"].startswith("The documentation does not cover this question")
+    topics = a["retrieval"]["suggestions"]
+    assert topics
+    assert all(f"- {t}" in a["answer"] for t in topics)
+    assert a["sources"] == []
+    assert len(llm.calls(model=MAIN)) == before  # no model was asked
+    verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
+    assert verdict["reason"] == "out_of_scope"
+    assert verdict["score"] < settings.uncertain_threshold
+    # stored as a documentation gap for the insights page
+    item = client("dynamodb", settings).get_item(
+        TableName=settings.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
+    )["Item"]
+    assert item["uncertain"] == {"S": "out_of_scope"}
+
+
+def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
+    llm.reply("Settings come from the environment [1].", model=MAIN)
+    a = ask(base, session_id, ON_TOPIC)
+    assert a["uncertain"] is False
+    assert a["uncertain_reason"] is None
+    assert a["answer"] == "Settings come from the environment [1]."
+    assert a["sources"]
+
+
+def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
+    body = {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"}
+    events = []
+    with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
+        name = None
+        for line in resp.iter_lines():
+            if line.startswith("event:"):
+                name = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                events.append((name, json.loads(line.split(":", 1)[1])))
+    assert [n for n, _ in events] == ["route", "token", "done"]
+    route, token, done = (d for _, d in events)
+    assert route["uncertain"] is True
+    assert route["uncertain_reason"] == "out_of_scope"
+    assert route["sources"] == []
+    assert token["text"].startswith("The documentation does not cover this question")
+    assert done["uncertain"] is True
+    assert done["answer"] == token["text"]
+
+
+def test_openai_and_mcp_carry_the_verdict(base, llm):
+    oai = openai.OpenAI(base_url=base + "/v1", api_key="unused-locally", max_retries=0)
+    resp = oai.chat.completions.create(
+        model="assist",
+        messages=[{"role": "user", "content": OFF_TOPIC}],
+        extra_body={"query_type": "RETRIEVAL"},
+    )
+    assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
+    extra = resp.model_extra["assist"]
+    assert extra["uncertain"] is True
+    assert extra["uncertain_reason"] == "out_of_scope"
+    llm.reply("Through MCP [1].", model=MAIN)
+
+    async def main():
+        async with Client(base + "/mcp", mode="legacy") as mcp:
+            return (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
+
+    out = anyio.run(main)
+    assert out["uncertain"] is False
+    assert out["uncertain_reason"] is None
+
+
+def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base, settings, session_id):
+    body = {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"}
+    with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
+        assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
+    db = client("dynamodb", settings)
+    for table in (settings.sessions_table, settings.intent_history_table):
+        items = db.query(
+            TableName=table,
+            KeyConditionExpression="session_id = :s AND turn > :header",
+            ExpressionAttributeValues={":s": {"S": session_id}, ":header": {"N": "0"}},
+            ConsistentRead=True,
+        )["Items"]
+        assert len(items) == 1, table
+    assert items[0]["uncertain"] == {"S": "out_of_scope"}
