@@ -25,10 +25,10 @@ COLOURS = {
     "PLATFORM": "#805ad5",
 }
 OTHER = "#718096"
-CHART_H, LABEL_W, HBAR_W, ROW_H = 160, 170, 360, 22
-#: the per-day chart: the days share PLOT_W; a day's slot is 8 to 56 units wide, and a date label
+CHART_H, LABEL_W, HBAR_W, ROW_H = 160, 150, 200, 22  # narrow enough to stay legible at 360 px
+#: the per-day chart: the days share PLOT_W; a day's slot is 8 to 48 units wide, and a date label
 #: ("11-24", 12 px) is put under every few bars so that labels are at least DATE_W apart
-PLOT_W, SLOT_MIN, SLOT_MAX, DATE_W = 600, 8, 56, 44
+PLOT_W, SLOT_MIN, SLOT_MAX, DATE_W = 600, 8, 48, 44
 #: the chat page's thumbs (web/static/index.html): emoji have no glyph in many systems' fonts
 THUMBS = {
     "up": "M2 10h4v11H2zM8 21V10l5-8c1.7 0 2.6 1.1 2.2 2.7L14.3 9H20c1.2 0 2.1 1.1 1.9 2.3l-1.4 8A2 2 0 0 1 18.5 21z",
@@ -65,6 +65,7 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name=viewport content="width=device-width,initial-scale=1">',
+        '<link rel=icon href="data:,">',  # no icon: otherwise the browser asks for /favicon.ico, a 404
         f"<title>Insights · last {g.days} days</title><style>{STYLE}</style></head><body>",
         f"<h1>Insights · last {g.days} days</h1>",
         f"<p class=note>{escape(s['since'][:16])} → {escape(s['until'][:16])} UTC. "
