@@ -248,13 +248,14 @@ def test_a_new_visitor_asks_about_the_corpus_in_spanish_and_english_without_a_mo
     assert f"Hay {len(titles)} documentos ADR en el índice:" in text
     for title in titles:
         assert text.count(title) == 1, f"each title once: {title!r} in {text!r}"
+    expect(answer.locator(".slot")).to_have_text("no model answered")
     notice = answer.locator(".degraded li[data-code=llm_unavailable]")
     expect(notice).to_contain_text("lists the documents from the index's own list of them (its manifest)")
     expect(notice).not_to_contain_text("passages")
+    page.evaluate("window.scrollTo(0, 0)")  # the question and the first lines of its answer
     page.screenshot(path=tmp_path / "chat-corpus.png")
     page.set_viewport_size(NARROW)
     assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
-    answer.scroll_into_view_if_needed()
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=tmp_path / "chat-corpus-360.png")
     page.set_viewport_size(WIDE)

@@ -172,6 +172,8 @@ function finish(node, done, timings) {
   renderText(node);
   showRoute(node, done.route);
   const generate = (done.trace.stages || []).find((stage) => stage.name === "generate");
+  // the route names the model it asked for; when none answered, the badge must not say it did
+  if (generate && generate.answered_by === "extractive") $(".slot", node).textContent = "no model answered";
   showDegraded(node, done.degraded, generate && generate.answered_from);
   showSources(node, null, done.retrieval);
   showTrace(node, done.trace, timings);
