@@ -8,16 +8,24 @@ where it runs as root with apt-get). Playwright never downloads a browser here: 
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import shutil
+import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import ROOT
+from assist.aws.clients import client
+from assist.contracts import IntentEntry, QueryType
+from assist.memory.store import SessionStore, Turn
+from assist.settings import Settings
+from tests.conftest import DOCS, ROOT
+from tests.e2e.test_local_stack import ASSIST, stop
 from tests.e2e.test_local_stack import start as start_stack
-from tests.e2e.test_local_stack import stop
 
 pytestmark = pytest.mark.integration
 
@@ -39,6 +47,7 @@ ANSWER = (
 )
 SHOWN = ANSWER.replace("`", "")  # `embedding` is shown as code
 DOCS_IMAGES = ROOT / "docs/images"
+WIDE, NARROW = {"width": 1280, "height": 1000}, {"width": 360, "height": 780}
 
 # When a reader saw things, in the page's clock: the badge's type, the answer's first text, and how
 # many times the answer's text changed before it was complete (more than once: it streamed in).
@@ -91,7 +100,7 @@ def browser(sync_api, tmp_path):
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_ARGS,
-            viewport={"width": 1000, "height": 1200},
+            viewport=WIDE,
         )
         try:
             yield context
@@ -145,10 +154,11 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     expect(answer.get_by_role("button", name="Not helpful")).to_have_attribute("aria-pressed", "true")
     page.screenshot(path=tmp_path / "chat.png")
 
-    page.set_viewport_size({"width": 360, "height": 780})
+    page.set_viewport_size(NARROW)
     assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
     page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path=tmp_path / "chat-360.png")
+    page.set_viewport_size(WIDE)
 
     page.reload()
     stored = page.locator(".turn .answer").last
@@ -182,8 +192,168 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     page.go_back()
     expect(page.locator(".turn .question")).to_have_text([QUESTION, "Where is the index stored?"])
 
-    # the docs page shows what this test saw; refreshed on request, so a test run leaves the tree clean
+    refresh_docs_images(tmp_path, "chat.png", "chat-360.png")
+
+
+def refresh_docs_images(folder: Path, *names: str) -> None:
+    """The docs pages show what the tests saw; refreshed on request, so a test run leaves the tree clean."""
     if os.environ.get("ASSIST_UPDATE_SCREENSHOTS"):
         DOCS_IMAGES.mkdir(exist_ok=True)
-        for name in ("chat.png", "chat-360.png"):
-            shutil.copyfile(tmp_path / name, DOCS_IMAGES / name)
+        for name in names:
+            shutil.copyfile(folder / name, DOCS_IMAGES / name)
+
+
+def watch(page) -> tuple[list[str], list[str]]:
+    """The page's console errors and uncaught exceptions, and its reads of a session's history."""
+    errors: list[str] = []
+    reads: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: reads.append(r.url) if r.method == "GET" and "/v1/sessions/" in r.url else None)
+    return errors, reads
+
+
+def ask_and_wait(sync_api, page, message: str):
+    page.get_by_label("Your message").fill(message)
+    page.get_by_label("Your message").press("Enter")
+    answer = page.locator(".turn .answer").last
+    sync_api.expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
+    return answer
+
+
+def adr_titles() -> list[str]:
+    """Each ADR's title as the chat shows it (its first heading; `code` shown without backticks)."""
+    return [
+        next(x[2:].strip() for x in p.read_text().splitlines() if x.startswith("# ")).replace("`", "")
+        for p in sorted((DOCS / "adr").glob("[0-9]*.md"))
+    ]
+
+
+def test_a_new_visitor_asks_about_the_corpus_in_spanish_and_english_without_a_model(
+    sync_api, stack, browser, ollama, tmp_path
+):
+    expect = sync_api.expect
+    ollama.set_down()
+    page = browser.new_page()
+    errors, reads = watch(page)
+    page.goto(stack + "/")  # a fresh profile: a new session the page makes up, with no history to read
+    expect(page.locator("#session")).to_contain_text("Session ")
+    expect(page.locator("#empty")).to_be_visible()
+
+    answer = ask_and_wait(sync_api, page, "¿Cuántos ADR hay?")
+    text = answer.locator(".text").inner_text()
+    titles = adr_titles()
+    assert text.startswith("El modelo de lenguaje no está disponible, así que esta respuesta sale de la lista"), text
+    assert f"Hay {len(titles)} documentos ADR en el índice:" in text
+    for title in titles:
+        assert text.count(title) == 1, f"each title once: {title!r} in {text!r}"
+    expect(answer.locator(".slot")).to_have_text("no model answered")
+    notice = answer.locator(".degraded li[data-code=llm_unavailable]")
+    expect(notice).to_contain_text("lists the documents from the index's own list of them (its manifest)")
+    expect(notice).not_to_contain_text("passages")
+    page.evaluate("window.scrollTo(0, 0)")  # the question and the first lines of its answer
+    page.screenshot(path=tmp_path / "chat-corpus.png")
+    page.set_viewport_size(NARROW)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=tmp_path / "chat-corpus-360.png")
+    page.set_viewport_size(WIDE)
+
+    # New chat: an empty session, again with no history read; an English list answer in English
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator(".turn")).to_have_count(0)
+    listing = ask_and_wait(sync_api, page, "List all ADRs").locator(".text").inner_text()
+    assert listing.startswith("The language model is unavailable, so this answer comes from the index's list")
+    assert f"The index has these {len(titles)} ADR documents:" in listing
+    assert all(listing.count(title) == 1 for title in titles)
+    # a plain documentation question without a model quotes passages, and the notice says so
+    passages = ask_and_wait(sync_api, page, "¿Dónde se guarda el índice?")
+    assert passages.locator(".text").inner_text().startswith("El modelo de lenguaje no está disponible, así que estos")
+    expect(passages.locator(".degraded li")).to_contain_text("quotes the best documentation passages")
+    assert reads == [], f"a new session needs no history request: {reads}"
+    assert errors == [], errors
+    refresh_docs_images(tmp_path, "chat-corpus.png", "chat-corpus-360.png")
+
+
+def stack_settings(cwd: Path) -> Settings:
+    """The running stack's settings, as `assist local env` prints them for another process."""
+    out = subprocess.run([str(ASSIST), "local", "env"], cwd=cwd, capture_output=True, text=True, check=True).stdout
+    env = dict(line.removeprefix("export ").split("=", 1) for line in out.splitlines() if line.startswith("export "))
+    return Settings.from_env(env)
+
+
+WEEK = {
+    QueryType.RETRIEVAL: ["How does the router decide the type?", "Where is the index stored?"],
+    QueryType.CODE_GENERATION: ["Write a script that asks a question over HTTP", "Fix my streaming client"],
+    QueryType.CONVERSATIONAL: ["Say that in fewer words", "What was my first question?"],
+    QueryType.PLATFORM: ["How many requests did I make this month?", "What plan am I on?"],
+}
+GAPS = ["How do I export invoices to SAP?", "Can invoices go to SAP every night?", "Is there an SAP invoice export?"]
+
+
+def a_week_of_questions(s: Settings, owner: str) -> int:
+    """Questions on each of the last eight UTC days (today and the seven before), every type, a few gaps;
+    written as the engine writes its turns (a turn number, then both items), back-dated. Returns how many."""
+    ddb = client("dynamodb", s)
+    store = SessionStore(ddb, s.sessions_table, s.intent_history_table, s.session_ttl_days)
+    now = datetime.now(UTC)
+    types = list(WEEK)
+    written = 0
+    for day in range(7, -1, -1):
+        for k in range(2 + (day * 3) % 5):
+            kind = types[(day + k) % 4]
+            gap = kind is QueryType.RETRIEVAL and k % 3 == 0
+            message = GAPS[day % 3] if gap else WEEK[kind][k % 2]
+            searched = kind in (QueryType.RETRIEVAL, QueryType.CODE_GENERATION)
+            turn = Turn(
+                session_id=f"week-{day}",
+                number=k + 1,
+                request_id=f"week-{day}-{k}",
+                message=message,
+                answer="…",
+                entry=IntentEntry(kind, message[:60], ["rules", "embedding", "embedding", "llm"][k % 4], 0.9),
+                owner=owner,
+                degraded=["llm_timeout"] if k == 3 else [],
+                retrieval_confidence=("low" if gap else "high") if searched else None,
+            )
+            assert store.begin_turn(turn.session_id, owner) == turn.number
+            at = now - timedelta(days=day) + timedelta(minutes=k + 1) if day else now - timedelta(minutes=k + 1)
+            for table, item in zip((s.sessions_table, s.intent_history_table), store.items(turn, at=at), strict=True):
+                ddb.put_item(TableName=table, Item=item)
+            written += 1
+    return written
+
+
+def assert_apart(labels, where: str) -> None:
+    """The labels, as drawn on the screen, left to right with space between them."""
+    boxes = [labels.nth(i).bounding_box() for i in range(labels.count())]
+    for a, b in itertools.pairwise(boxes):
+        assert a["x"] + a["width"] < b["x"], f"day labels overlap at {where}: {a} {b}"
+
+
+def test_the_insights_page_over_a_week_reads_at_both_widths(sync_api, stack, browser, tmp_path):
+    written = a_week_of_questions(stack_settings(tmp_path), owner="local:ada")  # how the stack names "ada"
+    user = {"x-assist-user": "ada"}
+    for session, turn, rating in (("week-1", 1, "up"), ("week-2", 1, "up"), ("week-3", 2, "down")):
+        r = httpx.post(f"{stack}/v1/sessions/{session}/turns/{turn}/feedback", json={"rating": rating}, headers=user)
+        assert r.status_code == 200, r.text
+    page = browser.new_page()
+    errors, _ = watch(page)
+    page.goto(stack + "/insights?days=7")
+    figures = page.get_by_label("Key figures")
+    sync_api.expect(figures).to_contain_text(f"{written}questions")
+    sync_api.expect(figures).to_contain_text(re.compile(r"2 / 1\s*helpful /\s*not helpful"))
+    assert page.locator(".figures svg.thumb").count() == 2  # drawn, not left to an emoji font
+    chart = page.get_by_role("img", name="questions per day by type")
+    labels = chart.locator("text[text-anchor=middle]")
+    assert labels.count() == 8  # a week and today: every day named
+    assert_apart(labels, "1280 px")
+    sync_api.expect(page.locator(".gap").first).to_contain_text("SAP")
+    page.screenshot(path=tmp_path / "insights.png", full_page=True)
+    page.set_viewport_size(NARROW)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
+    assert_apart(labels, "360 px")
+    page.screenshot(path=tmp_path / "insights-360.png", full_page=True)
+    assert errors == [], errors
+    refresh_docs_images(tmp_path, "insights.png", "insights-360.png")

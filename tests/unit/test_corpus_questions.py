@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from assist.answer.phrases import language
 from assist.index.chunking import iter_documents, parse_document
-from assist.index.manifest import entry_for
-from assist.retrieve.corpus import Corpus, extractive, recognize, section
+from assist.index.manifest import Entry, entry_for
+from assist.retrieve.corpus import Corpus, extractive, line, name, recognize, section
 from tests.support import adr_corpus
 
 BUDGET = 12_000
@@ -134,6 +135,56 @@ def test_extractive_count_and_list_come_from_the_manifest(corpus):
     assert "manifest" in count
     listing = extractive(ask(corpus, "List all principles"), corpus)
     assert all(adr_corpus.principle_title(n) in listing for n in adr_corpus.PRINCIPLE_NUMBERS)
+
+
+def test_a_listing_names_each_document_once_with_its_status(corpus):
+    listing = extractive(ask(corpus, "How many ADRs are there?"), corpus).splitlines()
+    items = [x for x in listing if x.startswith("- ")]
+    assert len(items) == 18
+    assert "- ADR.12 — Use sign convention for current (accepted)" in items  # label and title, each once
+    titled = next(x for x in items if "0027" in x)  # its title opens with its id: the label is not added
+    assert titled == "- ADR-0027: Use tls 1.3 for all traffic (accepted)"
+    for item in items:
+        title = item[2:].split(" (")[0].split(" — ")[-1]
+        assert item.count(title) == 1, item
+
+
+def test_a_label_the_title_already_says_is_not_repeated():
+    same = Entry(id="adr/0003", title="ADR 0003 — template.yaml is the one definition", label="ADR.3")
+    other = Entry(id="adr/0012", title="Use CIM", label="ADR.0012")
+    free = Entry(id="notes/a", title="Appendix A: glossary", label="Appendix A")
+    assert [name(e) for e in (same, other, free)] == [
+        "ADR 0003 — template.yaml is the one definition",
+        "ADR.0012 — Use CIM",
+        "Appendix A: glossary",
+    ]
+    assert line(same).startswith("- ADR 0003 — template.yaml is the one definition (")
+
+
+def test_a_listing_cut_to_the_budget_says_so(corpus):
+    m = recognize("List all principles", lambda: corpus, 500)
+    listing = extractive(m, corpus)
+    assert "The index has these 31 principle documents:" in listing
+    assert listing.endswith(f"(Only the first {len(m.entries)} are listed here.)")
+
+
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("¿Cuántos ADR hay?", "Hay 18 documentos ADR en el índice:"),
+        ("Lista todas las decisiones", "El índice tiene estos 18 documentos de tipo decision:"),
+        ("¿Cuántos principios hay?", "Hay 31 documentos de tipo principle en el índice:"),
+        ("¿Existe el ADR 50?", "Ningún documento del índice tiene el identificador ADR-50 (68 documentos)."),
+        ("How many ADRs are there?", "There are 18 ADR documents in the index:"),
+        ("Does ADR-50 exist?", "No document with the identifier ADR-50 exists in the index (68 documents)."),
+    ],
+)
+def test_the_manifest_answer_speaks_the_questions_language(corpus, question, head):
+    answer = extractive(ask(corpus, question), corpus, language(question))
+    note, body = answer.split("\n\n", 1)
+    assert body.splitlines()[0] == head
+    spanish = question.startswith("¿") or question.startswith("Lista")
+    assert note.startswith("El modelo de lenguaje no está disponible" if spanish else "The language model")
 
 
 def test_identifier_spellings_resolve_to_one_document(tmp_path: Path):

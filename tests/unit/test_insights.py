@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from assist.insights.gaps import clusters, kmeans, label
 from assist.insights.gather import Gathered
-from assist.insights.render import page
+from assist.insights.render import DATE_W, page
 
 
 class TopicEmbedder:
@@ -80,3 +83,40 @@ def test_answers_the_docs_did_not_cover_count_as_gaps_by_reason():
     assert [e["message"] for e in g.gaps()] == ["a", "c"]  # "a" had confidence high: only the verdict says it
     assert g.summary()["uncertain"] == {"out_of_scope": 1, "no_relevant_passage": 1}
     assert "<b>2</b>answered “not in the docs”</div>" in page(g, [])
+
+
+def window(days: int) -> Gathered:
+    """`days` days of questions, a few of each type a day, one rated up and one down."""
+    from datetime import date, timedelta
+
+    start = date(2026, 4, 1)
+    g = Gathered(days=days, since=f"{start}T00:00:00.000+00:00", until=f"{start + timedelta(days)}T00:00:00.000+00:00")
+    types = ["RETRIEVAL", "CODE_GENERATION", "CONVERSATIONAL", "PLATFORM"]
+    g.entries = [
+        {"created_at": f"{start + timedelta(d)}T10:00:00.000+00:00", "type": types[(d + n) % 4], "layer": "rules"}
+        for d in range(days + 1)
+        for n in range(d % 5 + 1)
+    ]
+    g.entries[0]["feedback"] = {"rating": "up"}
+    g.entries[1]["feedback"] = {"rating": "down"}
+    return g
+
+
+@pytest.mark.parametrize(("days", "labelled"), [(7, 8), (30, None), (90, None)])
+def test_the_days_axis_labels_never_overlap_and_name_the_newest_day(days, labelled):
+    html = page(window(days), [])
+    chart = html[html.index('aria-label="questions per day by type"') :].split("</svg>")[0]
+    found = re.findall(r'<text x="([\d.]+)" y="\d+" text-anchor="middle">([^<]+)<', chart)
+    labels = [(float(x), day) for x, day in found]
+    assert labels[-1][1] == sorted(window(days).per_day())[-1][5:]
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(labels)]
+    assert min(gaps) >= DATE_W, gaps  # an "MM-DD" label at 12 px is about 35 units wide
+    if labelled:
+        assert len(labels) == labelled  # a week: every day named
+
+
+def test_ratings_are_drawn_not_left_to_emoji_fonts():
+    html = page(window(7), [])
+    assert "👍" not in html
+    assert "👎" not in html
+    assert re.search(r"<b>1 / 1</b><svg class=thumb[^>]*>.*?</svg> helpful / <svg class=thumb", html)

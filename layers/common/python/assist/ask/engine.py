@@ -22,6 +22,7 @@ import msgspec
 
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.phrases import language
 from assist.answer.prefetch import Prefetched
 from assist.answer.prompts import build_messages
 from assist.contracts import (
@@ -431,7 +432,7 @@ class Engine:
                 st.update(
                     corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
                 )
-        return Context(chunks, ctx.turns, text, extractive(match, corpus))
+        return Context(chunks, ctx.turns, text, extractive(match, corpus, language(state.request.message)))
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
         req = state.request
@@ -461,16 +462,21 @@ class Engine:
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
             return gen.text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
+        lang = language(state.request.message)
+        # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
         st.update(model=None, answered_by="extractive")
         if route.type is QueryType.PLATFORM:
-            return platform_facts(state.request.extra_context)
+            st.update(answered_from="account_data")
+            return platform_facts(state.request.extra_context, lang)
         if route.type is QueryType.CONVERSATIONAL:
-            return conversation_recap(ctx.turns)
+            st.update(answered_from="conversation")
+            return conversation_recap(ctx.turns, lang)
         if ctx.corpus_answer is not None:
+            st.update(answered_from="manifest")
             return ctx.corpus_answer
-        return extractive_answer(
-            ctx.chunks, index_down=bool({"index_unavailable", "index_timeout"} & set(state.degraded))
-        )
+        st.update(answered_from="passages")
+        index_down = bool({"index_unavailable", "index_timeout"} & set(state.degraded))
+        return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
     def _finish(self, state: TurnState, text: str, chunks: list[Chunk], turn: Future[int] | None = None) -> Answer:
         req, route = state.request, self._route(state)

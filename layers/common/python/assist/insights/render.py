@@ -5,6 +5,7 @@ Shared by `GET /insights` and `assist report --out report.html`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,15 @@ COLOURS = {
     "PLATFORM": "#805ad5",
 }
 OTHER = "#718096"
-BAR_W, CHART_H, LABEL_W, HBAR_W, ROW_H = 18, 160, 170, 360, 22
+CHART_H, LABEL_W, HBAR_W, ROW_H = 160, 150, 200, 22  # narrow enough to stay legible at 360 px
+#: the per-day chart: the days share PLOT_W; a day's slot is 8 to 48 units wide, and a date label
+#: ("11-24", 12 px) is put under every few bars so that labels are at least DATE_W apart
+PLOT_W, SLOT_MIN, SLOT_MAX, DATE_W = 600, 8, 48, 44
+#: the chat page's thumbs (web/static/index.html): emoji have no glyph in many systems' fonts
+THUMBS = {
+    "up": "M2 10h4v11H2zM8 21V10l5-8c1.7 0 2.6 1.1 2.2 2.7L14.3 9H20c1.2 0 2.1 1.1 1.9 2.3l-1.4 8A2 2 0 0 1 18.5 21z",
+    "down": "M22 14h-4V3h4zM16 3v11l-5 8c-1.7 0-2.6-1.1-2.2-2.7L9.7 15H4c-1.2 0-2.1-1.1-1.9-2.3l1.4-8A2 2 0 0 1 5.5 3z",
+}
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:960px;padding:16px;color:#1a202c}
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #e2e8f0}
@@ -33,6 +42,7 @@ h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #e
 .legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;width:10px;height:10px;
 margin-right:4px}.gap{border-left:4px solid #c53030;padding:4px 12px;margin:12px 0;background:#fff5f5}
 .gap ul{margin:4px 0}.note{color:#4a5568;font-size:.9em}
+svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 """
 
 
@@ -55,6 +65,7 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name=viewport content="width=device-width,initial-scale=1">',
+        '<link rel=icon href="data:,">',  # no icon: otherwise the browser asks for /favicon.ico, a 404
         f"<title>Insights · last {g.days} days</title><style>{STYLE}</style></head><body>",
         f"<h1>Insights · last {g.days} days</h1>",
         f"<p class=note>{escape(s['since'][:16])} → {escape(s['until'][:16])} UTC. "
@@ -62,7 +73,7 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         '<div class=figures aria-label="Key figures">',
         _figure("questions", str(n)),
         _figure("decided by the LLM layer", llm),
-        _figure("👍 / 👎", f"{s['ratings'].get('up', 0)} / {down}"),
+        _figure(f"{_thumb('up')} helpful / {_thumb('down')} not helpful", f"{s['ratings'].get('up', 0)} / {down}"),
         _figure("documentation gap questions", str(s["gap_questions"])),
         _figure("answered “not in the docs”", str(sum(s["uncertain"].values()))),
         "</div>",
@@ -80,7 +91,7 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         _hbars(Counter(s["degraded"]), "degraded reasons") if s["degraded"] else "<p>None in this window.</p>",
         "<h2>Documentation gaps</h2>",
         "<p class=note>Questions the answer said the docs do not cover, whose retrieval confidence was low or none, "
-        "or that got a 👎, grouped by topic "
+        f"or that were rated not helpful ({_thumb('down')}), grouped by topic "
         "(embeddings and k-means). Personal data is redacted.</p>",
         *(_gap(x) for x in gaps),
         "" if gaps else "<p>No gap questions in this window.</p>",
@@ -90,32 +101,39 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
 
 
 def _figure(label: str, value: str) -> str:
-    return f"<div><b>{escape(value)}</b>{escape(label)}</div>"
+    """A key figure; `label` is HTML (made here, never from what people typed)."""
+    return f"<div><b>{escape(value)}</b>{label}</div>"
+
+
+def _thumb(rating: str) -> str:
+    return f'<svg class=thumb viewBox="0 0 24 24" aria-hidden=true><path d="{THUMBS[rating]}"/></svg>'
 
 
 def _stacked(per_day: dict[str, Counter[str]]) -> str:
     days = sorted(per_day)
     top = max((sum(c.values()) for c in per_day.values()), default=0) or 1
     types = sorted({t for c in per_day.values() for t in c}, key=lambda t: (t not in COLOURS, t))
-    gap = 6
-    width = len(days) * (BAR_W + gap) + 40
+    slot = min(SLOT_MAX, max(SLOT_MIN, PLOT_W / max(1, len(days))))
+    bar = round(slot * 0.6, 1)
+    every = math.ceil(DATE_W / slot)  # labels closer than DATE_W would overlap
+    width = round(34 + len(days) * slot + 6)
     out = [
         f'<svg role=img aria-label="questions per day by type" viewBox="0 0 {width} {CHART_H + 40}" '
         f'width="{width}" height="{CHART_H + 40}">',
         f'<text x="0" y="12">{top}</text><line x1="30" y1="{CHART_H}" x2="{width}" y2="{CHART_H}" stroke="#cbd5e0"/>',
     ]
     for i, day in enumerate(days):
-        x, y = 34 + i * (BAR_W + gap), CHART_H
+        x, y = round(34 + i * slot + (slot - bar) / 2, 1), CHART_H
         for t in types:
             h = round(per_day[day][t] / top * (CHART_H - 16), 1)
             if h:
                 y -= h
                 out.append(
-                    f'<rect x="{x}" y="{y}" width="{BAR_W}" height="{h}" fill="{COLOURS.get(t, OTHER)}">'
+                    f'<rect x="{x}" y="{y}" width="{bar}" height="{h}" fill="{COLOURS.get(t, OTHER)}">'
                     f"<title>{day} {escape(t)}: {per_day[day][t]}</title></rect>"
                 )
-        if i % max(1, len(days) // 8) == 0:
-            out.append(f'<text x="{x}" y="{CHART_H + 16}">{day[5:]}</text>')
+        if (len(days) - 1 - i) % every == 0:  # counted from today, so the newest day is always named
+            out.append(f'<text x="{round(x + bar / 2, 1)}" y="{CHART_H + 16}" text-anchor="middle">{day[5:]}</text>')
     out.append("</svg>")
     legend = "".join(f'<span><i style="background:{COLOURS.get(t, OTHER)}"></i>{escape(t)}</span>' for t in types)
     return "".join(out) + f"<div class=legend>{legend}</div>"

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assist.answer.phrases import DEFAULT, phrase
 from assist.contracts import CorpusMatch
-from assist.index.identifiers import mentions, prefixes
+from assist.index.identifiers import mentions, normalize, prefixes
 from assist.index.manifest import read
 
 if TYPE_CHECKING:
@@ -201,15 +202,26 @@ def line(e: Entry) -> str:
     if e.type and not path.lower().startswith(f"{e.type}/"):  # a folder named in the path is not said twice
         facts.append(f"type: {e.type}")
     facts += [f"path: {path}"]
-    name = f"{e.label} — {e.title}" if e.label else e.title
-    return f"- {name} ({'; '.join(facts)})"
+    return f"- {name(e)} ({'; '.join(facts)})"
 
 
-def describe(match: CorpusMatch) -> str:
-    """'ADR documents', 'principle documents', 'documents'."""
+def name(e: Entry) -> str:
+    """What a document is called, its label said once: 'ADR.12 — Use CIM', but 'ADR 0003 — template.yaml
+    is …' alone when the title already opens with (or holds) its label."""
+    if not e.label:
+        return e.title
+    key = normalize(e.label)
+    said = key in mentions(e.title) if key else fold(e.label) in fold(e.title)
+    return e.title if said else f"{e.label} — {e.title}"
+
+
+def describe(match: CorpusMatch, lang: str = DEFAULT) -> str:
+    """'ADR documents', 'principle documents', 'documents' (in `lang`: 'documentos ADR')."""
     if not match.subject:
-        return "documents"
-    return f"{match.subject.upper() if len(match.subject) <= 4 else match.subject} documents"  # adr → ADR
+        return phrase("documents", lang)
+    if len(match.subject) <= 4:  # adr → ADR
+        return phrase("acronym_documents", lang, subject=match.subject.upper())
+    return phrase("typed_documents", lang, subject=match.subject)
 
 
 def section(match: CorpusMatch, corpus: Corpus) -> str:
@@ -224,18 +236,20 @@ def section(match: CorpusMatch, corpus: Corpus) -> str:
     return "<corpus>\n" + "\n".join(head + lines) + "\n</corpus>"
 
 
-def extractive(match: CorpusMatch, corpus: Corpus) -> str | None:
-    """A count, list or existence answer straight from the manifest (no model); None for a named document
-    (its passages answer it)."""
+def extractive(match: CorpusMatch, corpus: Corpus, lang: str = DEFAULT) -> str | None:
+    """A count, list or existence answer straight from the manifest (no model), its fixed sentences in `lang`;
+    None for a named document (its passages answer it). Each document is named once, with its status
+    where the manifest knows one."""
     if match.kind == "document":
         return None
-    names = [f"- {corpus.by_id[d].label or corpus.by_id[d].title}: {corpus.by_id[d].title}" for d in match.entries]
-    note = "The language model is unavailable, so this answer comes from the index's list of documents (its manifest)."
-    if match.kind == "existence":
-        if match.missing:
-            said = ", ".join(m.upper() for m in match.missing)
-            return f"{note}\n\nNo document with the identifier {said} exists in the index ({match.total} documents)."
-        return f"{note}\n\n{match.matched} {describe(match)} exist:\n" + "\n".join(names)
-    if match.kind == "count":
-        return f"{note}\n\nThere are {match.matched} {describe(match)} in the index:\n" + "\n".join(names)
-    return f"{note}\n\nThe index has these {match.matched} {describe(match)}:\n" + "\n".join(names)
+    note = phrase("manifest", lang)
+    if match.kind == "existence" and match.missing:
+        said = ", ".join(m.upper() for m in match.missing)
+        return f"{note}\n\n{phrase('missing', lang, ids=said, total=match.total)}"
+    entries = [corpus.by_id[d] for d in match.entries if d in corpus.by_id]
+    names = [f"- {name(e)}" + (f" ({e.fields['status']})" if e.fields.get("status") else "") for e in entries]
+    key = {"existence": "exist", "count": "count"}.get(match.kind, "list")
+    head = phrase(key, lang, n=match.matched, what=describe(match, lang))
+    if len(entries) < match.matched:
+        names.append(phrase("only_first", lang, shown=len(entries)))
+    return f"{note}\n\n{head}\n" + "\n".join(names)

@@ -27,14 +27,14 @@ MARGIN = 2
 NAMES = {"en": "English", "es": "Spanish", "pt": "Portuguese", "fr": "French", "de": "German", "it": "Italian"}
 
 
-def detect(text: str) -> str | None:
-    """An ISO 639-1 code, or None when the text does not say clearly."""
+def detect(text: str, margin: int = MARGIN) -> str | None:
+    """An ISO 639-1 code, or None when the text does not say clearly (`margin` function words ahead)."""
     tokens = [t.lower() for t in _TOKEN.findall(text)]
     counts = sorted(((sum(t in ws for t in tokens), lang) for lang, ws in _WORDS.items()), reverse=True)
     (best, lang), (second, _) = counts[0], counts[1]
     if text.lstrip().startswith("¿"):
         return "es"
-    return lang if best >= MARGIN and best - second >= MARGIN - 1 and best > second else None
+    return lang if best >= margin and best - second >= margin - 1 and best > second else None
 
 
 def foreign(text: str, index_language: str) -> str | None:

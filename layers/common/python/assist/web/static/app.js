@@ -5,17 +5,21 @@
 const $ = (selector, root = document) => root.querySelector(selector);
 const SESSION_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 const SLOT = { RETRIEVAL: "main", CODE_GENERATION: "main", CONVERSATIONAL: "light", PLATFORM: "light" };
-// The `degraded` reasons of docs/api.md, in plain words.
-// What an answer written without a model is, by type (docs/answering.md).
-const WITHOUT_MODEL = {
-  RETRIEVAL: "quotes the best documentation passages",
-  CODE_GENERATION: "quotes the best documentation passages",
-  CONVERSATIONAL: "recaps this conversation",
-  PLATFORM: "lists the account facts it was given",
+// What an answer written without a model is made of: the `generate` stage's `answered_from` (docs/api.md).
+const ANSWERED_FROM = {
+  passages: "quotes the best documentation passages",
+  manifest: "lists the documents from the index's own list of them (its manifest)",
+  conversation: "recaps this conversation",
+  account_data: "lists the account facts it was given",
 };
+// A stored turn has no trace; its type tells where only one kind of answer is possible.
+const FROM_TYPE = { CONVERSATIONAL: "conversation", PLATFORM: "account_data" };
+const withoutModel = (from) =>
+  ANSWERED_FROM[from] ? `this answer ${ANSWERED_FROM[from]} instead of a written reply` : "this answer was written without one";
+// The `degraded` reasons of docs/api.md, in plain words.
 const DEGRADED = {
-  llm_unavailable: (type) => `No language model was reachable, so this answer ${WITHOUT_MODEL[type] || "was written without one"} instead of a written reply.`,
-  llm_timeout: (type) => `The language model took too long, so this answer ${WITHOUT_MODEL[type] || "was written without one"} instead.`,
+  llm_unavailable: (from) => `No language model was reachable, so ${withoutModel(from)}.`,
+  llm_timeout: (from) => `The language model took too long, so ${withoutModel(from)}.`,
   slot_fallback: "The light model was unreachable; the main model answered instead.",
   embedder_timeout: "The meaning-based search was too slow; only the keyword search ran.",
   embedder_unavailable: "The meaning-based search was unavailable; only the keyword search ran.",
@@ -33,6 +37,7 @@ const saved = {
 };
 
 let session = null;
+let fresh = false; // a session this page made up and nobody has asked in yet: the server has no history of it
 let busy = false;
 
 // ---------------------------------------------------------------------------------------- sessions
@@ -47,8 +52,9 @@ function sessionInHash() {
   return location.hash.startsWith("#session=") && SESSION_PATTERN.test(id) ? id : null;
 }
 
-async function openSession(id, { push = false } = {}) {
+async function openSession(id, { push = false, isNew = false } = {}) {
   session = id;
+  fresh = isNew;
   saved.set("assist.session", id);
   if (sessionInHash() !== id) {
     // a new chat is a new history entry, so Back returns to the conversation before it
@@ -56,7 +62,7 @@ async function openSession(id, { push = false } = {}) {
   }
   $("#session").textContent = "Session " + id;
   $("#log").replaceChildren();
-  await loadTranscript();
+  if (!fresh) await loadTranscript();
   $("#empty").hidden = $("#log").children.length > 0;
 }
 
@@ -132,6 +138,7 @@ async function ask(message) {
   const started = performance.now();
   const timings = {};
   setBusy(true);
+  fresh = false;
   try {
     const response = await call("POST", "/v1/ask/stream", { session_id: session, message });
     if (!response.ok) throw new Error(await problem(response));
@@ -165,7 +172,10 @@ function finish(node, done, timings) {
   answer.text = done.answer;
   renderText(node);
   showRoute(node, done.route);
-  showDegraded(node, done.degraded);
+  const generate = (done.trace.stages || []).find((stage) => stage.name === "generate");
+  // the route names the model it asked for; when none answered, the badge must not say it did
+  if (generate && generate.answered_by === "extractive") $(".slot", node).textContent = "no model answered";
+  showDegraded(node, done.degraded, generate && generate.answered_from);
   showUncertain(node, done);
   showSources(node, null, done.retrieval);
   showTrace(node, done.trace, timings);
@@ -377,11 +387,12 @@ function showUncertain(node, { uncertain, uncertain_reason: reason }) {
   if (uncertain) badge.dataset.reason = reason || "";
 }
 
-function showDegraded(node, reasons) {
-  const type = $(".type", node).dataset.type;
+// `from`: what an answer without a model is made of, when the trace says it (a live answer).
+function showDegraded(node, reasons, from) {
+  const made = from || FROM_TYPE[$(".type", node).dataset.type];
   $(".degraded", node).replaceChildren(
     ...(reasons || []).map((code) => {
-      const words = typeof DEGRADED[code] === "function" ? DEGRADED[code](type) : DEGRADED[code];
+      const words = typeof DEGRADED[code] === "function" ? DEGRADED[code](made) : DEGRADED[code];
       const item = element("li", words || `Something did not work as designed (${code}).`);
       item.dataset.code = code;
       return item;
@@ -495,10 +506,10 @@ function start() {
   field.addEventListener("change", () => {
     if (!field.checkValidity()) return;
     saved.set("assist.user", field.value.trim());
-    openSession(session); // sessions belong to their user: show this user's view of it
+    openSession(session, { isNew: fresh }); // sessions belong to their user: show this user's view of it
   });
   $("#new").addEventListener("click", () => {
-    openSession(newSessionId(), { push: true });
+    openSession(newSessionId(), { push: true, isNew: true });
     $("#message").focus();
   });
   $("#ask").addEventListener("submit", (event) => {
@@ -516,7 +527,8 @@ function start() {
     if (id && id !== session) openSession(id);
   });
   const last = saved.get("assist.session");
-  openSession(sessionInHash() || (last && SESSION_PATTERN.test(last) ? last : newSessionId()));
+  const known = sessionInHash() || (last && SESSION_PATTERN.test(last) ? last : null);
+  openSession(known || newSessionId(), { isNew: !known });
   $("#message").focus();
 }
 
