@@ -4,7 +4,7 @@ moto's ASL interpreter executes infra/statemachine/ask.asl.json; its Lambda task
 four functions through the local Lambda endpoint. The scenarios assert on the execution
 history's events (as aws-samples' serverless-test-samples do), on the answer the client
 gets, and on the log events our handlers wrote. Faults are injected at the Lambda invoke
-boundary. Retry intervals are real sleeps (1 s, then 2 s).
+boundary. Retry intervals are real sleeps (1 s; one retry per task, which the 28 s budget has room for).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def test_a_task_that_fails_once_is_retried_and_the_execution_succeeds(stack, ses
 
 
 def test_retrieve_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, api, docs_index, session_id):
-    stack.endpoint.fail_next("assist-retrieve", 3)
+    stack.endpoint.fail_next("assist-retrieve", 2)
     r = httpx.post(api + "/v1/ask", json={"session_id": session_id, "message": QUESTION}, timeout=60)
     assert r.status_code == 200, r.text
     body = r.json()
@@ -149,11 +149,13 @@ def test_retrieve_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, ap
     assert body["trace"]["execution"]["arn"].startswith("arn:aws:states:")
     sfn = client("stepfunctions", docs_index)
     ex_events = sfn.get_execution_history(executionArn=body["trace"]["execution"]["arn"])["events"]
-    assert [e["type"] for e in ex_events].count("TaskFailed") == 3  # the first try and two retries
+    assert [e["type"] for e in ex_events].count(
+        "TaskFailed"
+    ) == 2  # the first try and its one retry (the budget has room for no more)
 
 
 def test_answer_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, api, session_id):
-    stack.endpoint.fail_next("assist-answer", 3)
+    stack.endpoint.fail_next("assist-answer", 2)
     r = httpx.post(api + "/v1/ask", json={"session_id": session_id, "message": PLATFORM}, timeout=60)
     assert r.status_code == 200, r.text
     body = r.json()
@@ -165,7 +167,7 @@ def test_answer_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, api,
 
 
 def test_classify_that_keeps_failing_gives_a_degraded_answer_not_a_500(stack, api, session_id):
-    stack.endpoint.fail_next("assist-classify", 3)
+    stack.endpoint.fail_next("assist-classify", 2)
     r = httpx.post(api + "/v1/ask", json={"session_id": session_id, "message": QUESTION}, timeout=60)
     assert r.status_code == 200, r.text
     body = r.json()

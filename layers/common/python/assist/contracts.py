@@ -241,5 +241,6 @@ class TurnState(msgspec.Struct):
     retrieval: RetrievalResult | None = None
     corpus: CorpusMatch | None = None  # a question about the corpus itself
     uncertain_reason: str | None = None  # the retrieve stage's verdict (ADR 0055): None when the docs cover it
+    deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
     stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     degraded: list[str] = msgspec.field(default_factory=list)

@@ -142,6 +142,7 @@ class Settings:
     max_editor_content_chars: int = 32000
     max_user_info_bytes: int = 8192  # user_info encoded as JSON
     max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
+    api_deadline_s: float = 28.0  # a request's whole budget, every stage included (API Gateway closes at 30 s)
     # verified identity (ADR 0050): with JWT_JWKS_URL set, the caller is the `sub` of a verified bearer token
     jwt_jwks_url: str | None = None
     jwt_issuer: str | None = None
@@ -198,7 +199,10 @@ class Settings:
         (then every client passes them explicitly; otherwise each library's default chain finds them)."""
         if not (self.aws_endpoint_url and self.emulator_access_key_id and self.emulator_secret_access_key):
             return {}
-        return {"aws_access_key_id": self.emulator_access_key_id, "aws_secret_access_key": self.emulator_secret_access_key}
+        return {
+            "aws_access_key_id": self.emulator_access_key_id,
+            "aws_secret_access_key": self.emulator_secret_access_key,
+        }
 
     def storage_options(self) -> dict[str, str]:
         """LanceDB/object_store options for an `s3://` index; empty for a local one. No credentials unless an

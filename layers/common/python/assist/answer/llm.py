@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assist.deadline import model_budget
 from assist.logs import get_logger
 from assist.ollama_client import build_client, call_errors
 
@@ -30,11 +31,12 @@ USAGE_FIELDS = (
 
 
 class LLMUnavailable(RuntimeError):
-    """No model slot could produce an answer; `reason` is the degraded reason to report."""
+    """No model slot could produce an answer; `reason` is the degraded reason to report (`deadline` when the
+    request's budget had no room left for a call)."""
 
-    def __init__(self, message: str, timed_out: bool = False) -> None:
+    def __init__(self, message: str, timed_out: bool = False, reason: str | None = None) -> None:
         super().__init__(message)
-        self.reason = "llm_timeout" if timed_out else "llm_unavailable"
+        self.reason = reason or ("llm_timeout" if timed_out else "llm_unavailable")
 
 
 @dataclass
@@ -54,24 +56,44 @@ def usage_of(reply: Any) -> dict[str, Any]:
 class ModelSlots:
     def __init__(self, settings: Settings) -> None:
         self.errors = call_errors()
-        timeouts = (settings.ollama_timeout_s, settings.ollama_connect_timeout_s)
+        self._timeout_s, self._connect_s = settings.ollama_timeout_s, settings.ollama_connect_timeout_s
         hosts = {"main": settings.ollama_host, "light": settings.light_host}
         models = {"main": settings.ollama_model_name, "light": settings.light_model}
-        clients = {h: build_client(h, *timeouts) for h in set(hosts.values())}
-        aclients = {h: build_client(h, *timeouts, asynchronous=True) for h in set(hosts.values())}
-        self._slots = {s: (clients[hosts[s]], aclients[hosts[s]], models[s]) for s in ("main", "light")}
+        self._slots = {s: (hosts[s], models[s]) for s in ("main", "light")}
+        self._clients: dict[tuple[str, float, bool], Any] = {}
 
     def model(self, slot: str) -> str:
-        return self._slots[slot][2]
+        return self._slots[slot][1]
+
+    def _client(self, host: str, timeout_s: float, asynchronous: bool = False) -> Any:
+        """A client whose every wait ends within `timeout_s` (rounded down to 0.5 s, so a few are kept per host)."""
+        key = (host, max(0.5, int(timeout_s * 2) / 2), asynchronous)
+        if key not in self._clients:
+            self._clients[key] = build_client(host, key[1], self._connect_s, asynchronous=asynchronous)
+        return self._clients[key]
+
+    def _budget(self, deadline: float | None, failures: list[str], name: str, model: str) -> float | None:
+        """This call's timeout: the slot's own, cut to what the request has left; None when too little is left."""
+        budget = model_budget(deadline, self._timeout_s)
+        if budget is None:
+            failures.append(f"{name}({model}): no time left before the request's deadline")
+            log.warning("llm.no_time_left", slot=name, model=model)
+        return budget
 
     @staticmethod
     def order(slot: str) -> list[str]:
         return [slot] if slot == "main" else [slot, "main"]
 
-    def chat(self, slot: str, messages: list[dict[str, str]], **options: Any) -> Generation:
+    def chat(
+        self, slot: str, messages: list[dict[str, str]], deadline: float | None = None, **options: Any
+    ) -> Generation:
+        """`deadline` (epoch seconds): each call, the fallback's included, gets only the time left before it."""
         failures: list[str] = []
         for i, name in enumerate(self.order(slot)):
-            client, _, model = self._slots[name]
+            host, model = self._slots[name]
+            if (budget := self._budget(deadline, failures, name, model)) is None:
+                raise LLMUnavailable("; ".join(failures), reason="deadline")
+            client = self._client(host, budget)
             t0 = time.perf_counter()
             try:
                 reply = client.chat(model=model, messages=messages, stream=False, **options)
@@ -89,7 +111,9 @@ class ModelSlots:
         log.warning("llm.unavailable", failures=failures)
         raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures))
 
-    async def stream(self, slot: str, messages: list[dict[str, str]]) -> AsyncIterator[str | Generation]:
+    async def stream(
+        self, slot: str, messages: list[dict[str, str]], deadline: float | None = None
+    ) -> AsyncIterator[str | Generation]:
         """Yields text deltas, then one final `Generation` (whole text, usage, degraded).
 
         A slot is abandoned for the next only if it fails before its first token; a failure
@@ -97,7 +121,10 @@ class ModelSlots:
         """
         failures: list[str] = []
         for i, name in enumerate(self.order(slot)):
-            _, aclient, model = self._slots[name]
+            host, model = self._slots[name]
+            if (budget := self._budget(deadline, failures, name, model)) is None:
+                raise LLMUnavailable("; ".join(failures), reason="deadline")
+            aclient = self._client(host, budget, asynchronous=True)
             t0 = time.perf_counter()
             parts: list[str] = []
             try:
@@ -128,11 +155,11 @@ class ModelSlots:
         """Load each distinct slot model now (an empty chat), so the first user does not pay for it."""
         ready: dict[str, bool] = {}
         for name in ("main", "light"):
-            client, _, model = self._slots[name]
+            host, model = self._slots[name]
             if model in ready:
                 continue
             try:
-                client.chat(model=model, messages=[], keep_alive="10m")
+                self._client(host, self._timeout_s).chat(model=model, messages=[], keep_alive="10m")
                 ready[model] = True
             except self.errors as exc:
                 log.warning("llm.warm_up_failed", slot=name, model=model, error=str(exc)[:200])

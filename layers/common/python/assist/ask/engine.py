@@ -43,6 +43,7 @@ from assist.contracts import (
     TurnState,
     check_ask,
 )
+from assist.deadline import after, sooner
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
@@ -138,9 +139,12 @@ class Engine:
         return fb
 
     # -- the stages ----------------------------------------------------------------
-    def start(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
+    def start(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
+        """`deadline` (epoch seconds): the request's, when it was set upstream; else API_DEADLINE_S from now."""
         check_ask(req, self.settings)
-        return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=time.time(), owner=owner)
+        now = time.time()
+        deadline = deadline if deadline is not None else now + self.settings.api_deadline_s
+        return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline)
 
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
@@ -166,14 +170,19 @@ class Engine:
             state.route.retrieval_query = req.message
             if leans_on_history(req.message, state.history):
                 with stage(state.stages, "rewrite") as st:
-                    rewritten = llm_rewrite(self._slots, req.message, state.history)
+                    rewritten = llm_rewrite(self._slots, req.message, state.history, self._light_deadline(state))
                     st["by"] = "llm" if rewritten else "history"
                     state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
                     st["query"] = state.route.retrieval_query
-            state.route.lexical_query = self._translate(state.stages, state.route.retrieval_query)
+            state.route.lexical_query = self._translate(state, state.route.retrieval_query)
         return state
 
-    def _translate(self, stages: list[dict[str, Any]], query: str) -> str | None:
+    def _light_deadline(self, state: TurnState) -> float | None:
+        """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
+        turn's deadline: the answer still needs the rest."""
+        return sooner(state.deadline, after(self.settings.classifier_llm_timeout_s))
+
+    def _translate(self, state: TurnState, query: str) -> str | None:
         """A question in another language than the index gets a translation to search by (only with a
         configured LLM)."""
         if not self.settings.ollama_host_explicit:
@@ -181,8 +190,8 @@ class Engine:
         lang = foreign(query, self.settings.index_language)
         if lang is None:
             return None
-        with stage(stages, "translate") as st:
-            translated = llm_translate(self._slots, query, self.settings.index_language)
+        with stage(state.stages, "translate") as st:
+            translated = llm_translate(self._slots, query, self.settings.index_language, self._light_deadline(state))
             st.update({"from": lang, "to": self.settings.index_language, "by": "llm" if translated else "none"})
             if translated:
                 st["query"] = translated
@@ -278,9 +287,9 @@ class Engine:
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
 
-    def prepare(self, req: AskRequest, owner: str = "anonymous") -> TurnState:
+    def prepare(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
-        state = self.classify(self.start(req, owner), take_turn=False)
+        state = self.classify(self.start(req, owner, deadline), take_turn=False)
         if self._route(state).type.needs_retrieval:
             state = self.retrieve(state)
         elif self._route(state).type is QueryType.CONVERSATIONAL:
@@ -306,7 +315,9 @@ class Engine:
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
-                gen: Generation | LLMUnavailable = self._slots.chat(slot, self._messages(state, ctx))
+                gen: Generation | LLMUnavailable = self._slots.chat(
+                    slot, self._messages(state, ctx), deadline=state.deadline
+                )
             except LLMUnavailable as exc:
                 gen = exc
             text = self._generated(state, st, gen, ctx)
@@ -338,7 +349,7 @@ class Engine:
             yield "done", {**msgspec.to_builtins(answer), "usage": {}}
             return
         # requested now, read after the route event: the request travels while the route goes out
-        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx)))
+        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx), deadline=state.deadline))
         turn: Future[int] | None = None
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
@@ -482,7 +493,7 @@ class Engine:
         req, route = state.request, self._route(state)
         sources = _sources(chunks)
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
-        without_model = {"llm_unavailable", "llm_timeout"} & set(state.degraded)
+        without_model = {"llm_unavailable", "llm_timeout", "deadline"} & set(state.degraded)
         stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
         with stage(state.stages, "persist") as st:
             if turn is not None:

@@ -225,7 +225,7 @@ def flow_mcp_search(r: Rehearsal) -> None:
         result = anyio.run(call)
     except Exception as exc:
         raise FlowFailed(f"MCP search_docs: {type(exc).__name__}: {str(exc)[:200]}") from exc
-    if result.isError or not result.content:
+    if getattr(result, "is_error", False) or not result.content:
         raise FlowFailed(f"MCP search_docs returned an error or nothing: {str(result)[:200]}")
 
 
@@ -269,10 +269,91 @@ def flow_index_sync(r: Rehearsal) -> None:
     sync = next((k for k, f in r.functions.items() if f.module == "sync"), None)
     if sync is None:
         raise FlowFailed("template.yaml has no sync function (functions/sync)")
-    event = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
-    result, error = r.process(sync).invoke(event)
+    from assist.aws.clients import client
+
+    where = r.functions[sync].environment.get("SOURCES_FILE", "")
+    if not where.startswith("s3://"):
+        raise FlowFailed(f"SOURCES_FILE is {where!r}, not an object on S3")
+    bucket, _, key = where[5:].partition("/")
+    with _served({"/openapi.yaml": OPENAPI}) as base:  # the operator's sources file names one spec on a host
+        sources = f"sources:\n  - location: {base}/openapi.yaml\n    kind: openapi\n"
+        client("s3", r.admin).put_object(Bucket=bucket, Key=key, Body=sources.encode())
+        event = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+        result, error = r.process(sync).invoke(event)
     if error:
         raise FlowFailed(f"sync failed: {result.get('errorType')}: {str(result.get('errorMessage'))[:200]}")
+    if not isinstance(result, dict) or not result.get("added_docs"):
+        raise FlowFailed(f"the sync added nothing: {str(result)[:200]}")
+
+
+OPENAPI = b"""openapi: 3.0.3
+info: {title: Rehearsal API, version: "1"}
+paths:
+  /v1/ask:
+    post:
+      operationId: ask
+      summary: Answer one message of a session
+      responses: {"200": {description: The answer with its sources}}
+"""
+
+
+@contextlib.contextmanager
+def _served(pages: dict[str, bytes]) -> Iterator[str]:
+    """`pages` on a loopback HTTP server (a documentation host the sync function reads)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = pages.get(self.path.split("?")[0])
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _cli(r: Rehearsal, logical: str, *args: str) -> dict[str, Any]:
+    """`assist …` as an operator runs it with nothing but one role's temporary credentials in the environment."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in r.process(logical).env.items() if not k.startswith(("AWS_LAMBDA_", "JWT_", "FUNCTION"))}
+    env.update({k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ})
+    env["PYTHONPATH"] = f"{ROOT}:{ROOT / 'layers/common/python'}"
+    cmd = [sys.executable, "-m", "assist.cli", *args]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise FlowFailed(f"assist {args[0]} exited {done.returncode}: {done.stderr.strip()[-240:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def flow_cli_ask(r: Rehearsal) -> None:
+    """`assist ask` with the stream function's role (the one that runs a whole turn in one process)."""
+    answer = _cli(
+        r, "AnswerStreamFunction", "ask", "How is the engine configured?", "--session", r.session + "-cli", "--json"
+    )
+    _answered(200, answer, "assist ask")
+    if not answer.get("sources"):
+        raise FlowFailed("assist ask cited no sources")
+
+
+def flow_cli_export(r: Rehearsal) -> None:
+    """`assist export` with the export function's role: its watermark read, claimed and committed."""
+    result = _cli(r, "ExportFunction", "export", "--force", "--json")
+    if "watermark" not in result:
+        raise FlowFailed(f"assist export: {str(result)[:200]}")
 
 
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {
@@ -287,6 +368,8 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "mcp_search": flow_mcp_search,
     "feedback": flow_feedback,
     "export": flow_export,
+    "cli_ask": flow_cli_ask,
+    "cli_export": flow_cli_export,
     "index_sync": flow_index_sync,
 }
 
@@ -407,7 +490,10 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for logical in stack.of_type("AWS::StepFunctions::StateMachine"):
             definition, role = stack.state_machine(logical)
             sfn.create_state_machine(
-                name=stack.ref(logical).rsplit(":", 1)[-1], definition=definition, roleArn=roles[role].arn, type="EXPRESS"
+                name=stack.ref(logical).rsplit(":", 1)[-1],
+                definition=definition,
+                roleArn=roles[role].arn,
+                type="EXPRESS",
             )
             machines[stack.ref(logical)] = roles[role]
         sts = client("sts", admin)

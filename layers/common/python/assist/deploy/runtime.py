@@ -117,7 +117,7 @@ class FunctionProcess:
     def __init__(
         self, module: str, command: str, env: dict[str, str], cwd: Path, timeout_s: int, log: IO[bytes]
     ) -> None:
-        self.module, self.mode, self.timeout_s = module, command, timeout_s
+        self.module, self.mode, self.timeout_s, self.env = module, command, timeout_s, env
         self.api: LambdaRuntimeAPI | None = None
         self.url: str | None = None
         base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ}
@@ -132,7 +132,11 @@ class FunctionProcess:
             env = {**env, "AWS_LAMBDA_RUNTIME_API": self.api.address}
             argv = ["-m", "awslambdaric", f"functions.{module}.app.handler"]
         self.proc = subprocess.Popen(
-            [sys.executable, *argv], cwd=cwd, env={**base, **env, "PYTHONPATH": f"{cwd}:{cwd / 'layers/common/python'}"}, stdout=log, stderr=log
+            [sys.executable, *argv],
+            cwd=cwd,
+            env={**base, **env, "PYTHONPATH": f"{cwd}:{cwd / 'layers/common/python'}"},
+            stdout=log,
+            stderr=log,
         )
 
     def invoke(self, event: Any) -> tuple[Any, str | None]:

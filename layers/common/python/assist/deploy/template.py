@@ -59,7 +59,9 @@ class RoleSpec:
         return list(self.policies.values())
 
 
-def expand(path: Path = TEMPLATE, region: str = "us-east-1", parameters: dict[str, str] | None = None) -> dict[str, Any]:
+def expand(
+    path: Path = TEMPLATE, region: str = "us-east-1", parameters: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The SAM template transformed to plain CloudFormation, as `sam deploy` hands it over (image URIs and the
     state machine's definition location filled in, as `sam build` and `sam package` do)."""
     import boto3
@@ -204,7 +206,7 @@ class Stack:
         if not isinstance(node, dict):
             return node
         if len(node) == 1:
-            (key, arg), = node.items()
+            ((key, arg),) = node.items()
             fn = _INTRINSICS.get(key)
             if fn is not None:
                 return fn(self, copy.deepcopy(arg))

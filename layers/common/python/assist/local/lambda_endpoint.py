@@ -25,8 +25,8 @@ import traceback
 import urllib.parse
 import uuid
 from collections import Counter
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from assist.local.stack import free_port

@@ -83,9 +83,10 @@ class AskStateMachine:
         output = json.loads(desc["output"]) if desc.get("output") else None
         return Execution(arn, desc["status"], output, desc.get("error"), desc.get("cause"), events, ms)
 
-    def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
-        """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest."""
-        ex = self.run(execution_input(req, owner))
+    def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> dict[str, Any]:
+        """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest.
+        `budget_s`: the request's deadline from now (API_DEADLINE_S), which every task spends from."""
+        ex = self.run(execution_input(req, owner, time.time() + budget_s if budget_s is not None else None))
         log.info("statemachine.executed", status=ex.status, states=ex.states, ms=ex.ms)
         answer = answer_of(ex.arn, ex.status, ex.output, ex.error, ex.cause)
         answer.setdefault("trace", {})["execution"] = {"arn": ex.arn, "states": ex.states}
@@ -134,7 +135,7 @@ class ServerlessStack:
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
         assert self.machine is not None, "start() first"
-        return self.machine.ask(req, owner)
+        return self.machine.ask(req, owner, self.settings.api_deadline_s)
 
 
 @contextlib.contextmanager

@@ -52,20 +52,26 @@ def deterministic_rewrite(message: str, history: list[IntentEntry]) -> str:
     return f"{message} {topic}" if topic and topic.lower() not in message.lower() else message
 
 
-def llm_rewrite(slots: ModelSlots, message: str, history: list[IntentEntry]) -> str | None:
+def llm_rewrite(
+    slots: ModelSlots, message: str, history: list[IntentEntry], deadline: float | None = None
+) -> str | None:
     """None when no model answered usably; the caller then rewrites deterministically."""
     topics = "\n".join(f'[{h.type.value}] "{h.topic}"' for h in history)
     return query_line(
-        slots, REWRITE_PROMPT, f"<earlier_topics>\n{topics}\n</earlier_topics>\n\nLast message: {message}"
+        slots,
+        REWRITE_PROMPT,
+        f"<earlier_topics>\n{topics}\n</earlier_topics>\n\nLast message: {message}",
+        deadline,
     )
 
 
-def query_line(slots: ModelSlots, system: str, user: str) -> str | None:
-    """The light slot's one-line search query for this prompt; None when no model answered usably."""
+def query_line(slots: ModelSlots, system: str, user: str, deadline: float | None = None) -> str | None:
+    """The light slot's one-line search query for this prompt, by `deadline`; None when no model answered usably."""
     from assist.answer.llm import LLMUnavailable
 
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     try:
-        gen = slots.chat("light", [{"role": "system", "content": system}, {"role": "user", "content": user}])
+        gen = slots.chat("light", messages, deadline=deadline)
     except LLMUnavailable:
         return None
     line = next((ln.strip().strip('"') for ln in gen.text.splitlines() if ln.strip()), "")

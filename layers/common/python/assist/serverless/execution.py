@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 import uuid
 from typing import Any
 
@@ -21,8 +22,10 @@ class ExecutionFailed(AssistError, RuntimeError):
     retry_after_s = 2
 
 
-def execution_input(req: AskRequest, owner: str) -> dict[str, Any]:
-    return {"request": msgspec.to_builtins(req), "owner": owner}
+def execution_input(req: AskRequest, owner: str, deadline: float | None = None) -> dict[str, Any]:
+    """`deadline`: the request's (epoch seconds), which every task spends from."""
+    out = {"request": msgspec.to_builtins(req), "owner": owner}
+    return out | ({"deadline": deadline} if deadline is not None else {})
 
 
 def answer_of(arn: str, status: str, output: Any, error: str | None, cause: str | None) -> dict[str, Any]:
@@ -41,15 +44,16 @@ def error_message(cause: str | None) -> str:
 
 
 class SyncAsk:
-    """`ask_via` for the Ask function in AWS: StartSyncExecution with the caller as owner."""
+    """`ask_via` for the Ask function in AWS: StartSyncExecution with the caller as owner and the request's
+    deadline, `budget_s` from now. `sfn` must wait longer than an execution may run and never retry: a repeated
+    StartSyncExecution is a second execution, and a second stored turn (`clients.client(..., attempts=1)`)."""
 
-    def __init__(self, sfn: Any, arn: str) -> None:
-        self._sfn, self._arn = sfn, arn
+    def __init__(self, sfn: Any, arn: str, budget_s: float) -> None:
+        self._sfn, self._arn, self._budget_s = sfn, arn, budget_s
 
     def __call__(self, req: AskRequest, owner: str) -> dict[str, Any]:
-        r = self._sfn.start_sync_execution(
-            stateMachineArn=self._arn, name=uuid.uuid4().hex, input=json.dumps(execution_input(req, owner))
-        )
+        payload = execution_input(req, owner, time.time() + self._budget_s)
+        r = self._sfn.start_sync_execution(stateMachineArn=self._arn, name=uuid.uuid4().hex, input=json.dumps(payload))
         output = json.loads(r["output"]) if r.get("output") else None
         answer = answer_of(r["executionArn"], r["status"], output, r.get("error"), r.get("cause"))
         answer.setdefault("trace", {})["execution"] = {"arn": r["executionArn"]}

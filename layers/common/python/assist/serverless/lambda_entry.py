@@ -21,6 +21,7 @@ import structlog
 
 from assist.ask.build import Lazy, build_engine
 from assist.contracts import InvalidRequest
+from assist.deadline import TASK_RESERVE_S
 from assist.logs import get_logger
 from assist.serverless import tasks
 
@@ -33,16 +34,19 @@ FUNCTIONS = ("classify", "retrieve", "answer", "export", "sync")
 ASGIApp = Callable[..., Any]
 
 
-def _engine_task(run: Callable[[Engine, dict[str, Any]], dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-    return lambda fn, payload: run(fn.engine.get(), payload)
+def _engine_task(
+    run: Callable[[Engine, dict[str, Any], float | None], dict[str, Any]],
+) -> Callable[..., dict[str, Any]]:
+    return lambda fn, payload, end: run(fn.engine.get(), payload, end)
 
 
-TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any]], dict[str, Any]]] = {
+#: name → task(function, payload, end): `end` is when the invocation's context runs out (epoch seconds)
+TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[str, Any]]] = {
     "classify": _engine_task(tasks.classify),
     "retrieve": _engine_task(tasks.retrieve),
     "answer": _engine_task(tasks.answer),
-    "export": lambda fn, payload: tasks.export(fn.settings, payload),
-    "sync": lambda fn, payload: _sync_sources(fn.settings, payload),
+    "export": lambda fn, payload, end: tasks.export(fn.settings, payload),
+    "sync": lambda fn, payload, end: _sync_sources(fn.settings, payload),
 }
 
 
@@ -72,7 +76,9 @@ def _sync_ask(settings: Settings) -> Callable[[Any, str], Any] | None:
     from assist.aws.clients import client
     from assist.serverless.execution import SyncAsk
 
-    return SyncAsk(client("stepfunctions", settings), settings.ask_state_machine_arn)
+    # read timeout past the state machine's own TimeoutSeconds; one attempt: a retry would start a second execution
+    sfn = client("stepfunctions", settings, read_timeout=settings.api_deadline_s + 5, attempts=1)
+    return SyncAsk(sfn, settings.ask_state_machine_arn, settings.api_deadline_s)
 
 
 def is_http_event(event: Any) -> bool:
@@ -114,14 +120,18 @@ class LambdaFunction:
             return self._mangum.get()(event, context)
         if not isinstance(event, dict):
             raise InvalidRequest(f"a task payload is a JSON object, not {type(event).__name__}")
-        return self.task(event)
+        return self.task(event, context)
 
-    def task(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """Run this function's state machine task on a JSON payload; errors keep their class name."""
+    def task(self, payload: dict[str, Any], context: Any = None) -> dict[str, Any]:
+        """Run this function's state machine task on a JSON payload; errors keep their class name. With a Lambda
+        context, the task's stages also end where its remaining time does (`assist.deadline`)."""
         start = time.perf_counter()
+        end = None
+        if remaining := getattr(context, "get_remaining_time_in_millis", None):
+            end = time.time() + remaining() / 1000 - TASK_RESERVE_S
         with structlog.contextvars.bound_contextvars(function=self.name, request_id=payload.get("request_id")):
             try:
-                out = TASKS[self.name](self, payload)
+                out = TASKS[self.name](self, payload, end)
             except Exception as exc:
                 log.warning("task.failed", error=type(exc).__name__, detail=str(exc)[:300])
                 if tasks.is_transient(exc):

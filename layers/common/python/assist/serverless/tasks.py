@@ -10,11 +10,14 @@ client error, `TransientError` is retried.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState, check_ask
+from assist.deadline import sooner
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
 from assist.serverless.payload import trim
@@ -65,9 +68,25 @@ def require_route(state: TurnState) -> None:
         raise InvalidRequest("the turn has no route yet: classify it first (POST /v1/classify)")
 
 
+@contextmanager
+def until(state: TurnState, end: float | None) -> Iterator[TurnState]:
+    """Within this task the turn's deadline is also the invocation's end; the request's own deadline travels on."""
+    request_deadline = state.deadline
+    state.deadline = sooner(request_deadline, end)
+    try:
+        yield state
+    finally:
+        state.deadline = request_deadline
+
+
 # -- typed cores (the tasks and the functions' HTTP routes) ---------------------------
-def classify_turn(engine: Engine, req: AskRequest, owner: str = "anonymous") -> TurnState:
-    return trim(engine.classify(engine.start(req, owner)))
+def classify_turn(
+    engine: Engine, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, end: float | None = None
+) -> TurnState:
+    state = engine.start(req, owner, deadline)
+    with until(state, end):
+        engine.classify(state)
+    return trim(state)
 
 
 def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
@@ -86,21 +105,30 @@ def answer_turn(engine: Engine, state: TurnState, failures: dict[str, Any] | Non
 
 
 # -- Step Functions tasks: JSON in, JSON out ------------------------------------------
-def classify(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
-    """The execution input: `{"request": AskRequest, "owner": caller}`, or a bare AskRequest (anonymous)."""
+def classify(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
+    """The execution input: `{"request": AskRequest, "owner": caller, "deadline": epoch s}`, or a bare
+    AskRequest (anonymous, its deadline from now)."""
     if "request" in payload:
         owner = str(payload.get("owner") or "anonymous")
-        return msgspec.to_builtins(classify_turn(engine, decode(payload["request"], AskRequest), owner))
-    return msgspec.to_builtins(classify_turn(engine, decode(payload, AskRequest)))
+        deadline = payload.get("deadline")
+        if deadline is not None and not isinstance(deadline, int | float):
+            raise InvalidRequest("deadline is epoch seconds (a number)")
+        req = decode(payload["request"], AskRequest)
+        return msgspec.to_builtins(classify_turn(engine, req, owner, deadline, end))
+    return msgspec.to_builtins(classify_turn(engine, decode(payload, AskRequest), end=end))
 
 
-def retrieve(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
-    return msgspec.to_builtins(retrieve_turn(engine, decode(payload, TurnState)))
+def retrieve(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
+    state = decode(payload, TurnState)
+    with until(state, end):
+        out = retrieve_turn(engine, state)
+    return msgspec.to_builtins(out)
 
 
-def answer(engine: Engine, payload: dict[str, Any]) -> dict[str, Any]:
-    state = {k: v for k, v in payload.items() if k != "failures"}  # set by the state machine's Catch
-    return msgspec.to_builtins(answer_turn(engine, decode(state, TurnState), payload.get("failures")))
+def answer(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
+    state = decode({k: v for k, v in payload.items() if k != "failures"}, TurnState)  # failures: the Catch's
+    with until(state, end):
+        return msgspec.to_builtins(answer_turn(engine, state, payload.get("failures")))
 
 
 def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:

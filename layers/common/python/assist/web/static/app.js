@@ -20,6 +20,7 @@ const withoutModel = (from) =>
 const DEGRADED = {
   llm_unavailable: (from) => `No language model was reachable, so ${withoutModel(from)}.`,
   llm_timeout: (from) => `The language model took too long, so ${withoutModel(from)}.`,
+  deadline: (from) => `There was no time left in this request for the language model, so ${withoutModel(from)}.`,
   slot_fallback: "The light model was unreachable; the main model answered instead.",
   embedder_timeout: "The meaning-based search was too slow; only the keyword search ran.",
   embedder_unavailable: "The meaning-based search was unavailable; only the keyword search ran.",
