@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from assist.answer.not_covered import PHRASES, nearest_topics, not_covered
+from assist.answer.not_covered import nearest_topics, not_covered
+from assist.answer.phrases import PHRASES
 from assist.contracts import Chunk, RetrievalResult
 from assist.retrieve.verdict import Weights, content_words, coverage, judge
 

@@ -5,23 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assist.answer.phrases import language, phrase
 from assist.contracts import Chunk
-from assist.retrieve.language import detect
 
 TOPICS = 3
-#: by language (ISO 639-1); a question in another language gets English
-PHRASES = {
-    "en": {
-        "not_covered": "The documentation does not cover this question, so I will not guess an answer.",
-        "nearest": "The nearest topics it does cover:",
-        "none": "Try other words, or ask about a topic the documentation covers.",
-    },
-    "es": {
-        "not_covered": "La documentación no cubre esta pregunta, así que no voy a inventar una respuesta.",
-        "nearest": "Los temas más cercanos que sí cubre:",
-        "none": "Pruebe con otras palabras, o pregunte por un tema que la documentación cubra.",
-    },
-}
 
 
 def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), limit: int = TOPICS) -> list[str]:
@@ -32,7 +19,7 @@ def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), lim
 
 
 def not_covered(question: str, topics: Sequence[str]) -> str:
-    words = PHRASES.get(detect(question) or "en", PHRASES["en"])
+    lang = language(question)  # the fixed sentences' table (answer/phrases.py), in the question's language
     if not topics:
-        return f"{words['not_covered']} {words['none']}"
-    return words["not_covered"] + "\n\n" + words["nearest"] + "\n" + "\n".join(f"- {t}" for t in topics)
+        return f"{phrase('not_covered', lang)} {phrase('none', lang)}"
+    return phrase("not_covered", lang) + "\n\n" + phrase("nearest", lang) + "\n" + "\n".join(f"- {t}" for t in topics)

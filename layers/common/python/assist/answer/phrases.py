@@ -32,6 +32,9 @@ PHRASES: dict[str, dict[str, str]] = {
         "documents": "documents",
         "acronym_documents": "{subject} documents",
         "typed_documents": "{subject} documents",
+        "not_covered": "The documentation does not cover this question, so I will not guess an answer.",
+        "nearest": "The nearest topics it does cover:",
+        "none": "Try other words, or ask about a topic the documentation covers.",
     },
     "es": {
         "passages": "El modelo de lenguaje no está disponible, así que estos son los pasajes más relevantes de la "
@@ -57,6 +60,9 @@ PHRASES: dict[str, dict[str, str]] = {
         "documents": "documentos",
         "acronym_documents": "documentos {subject}",
         "typed_documents": "documentos de tipo {subject}",
+        "not_covered": "La documentación no cubre esta pregunta, así que no voy a inventar una respuesta.",
+        "nearest": "Los temas más cercanos que sí cubre:",
+        "none": "Pruebe con otras palabras, o pregunte por un tema que la documentación cubra.",
     },
 }
 
