@@ -108,6 +108,15 @@ def browser(sync_api, tmp_path):
             context.close()
 
 
+def ask_in(page, stack: str, session_id: str, question: str, user: str = "ada") -> None:
+    """Open the chat on a session, name the user, send one question."""
+    page.goto(f"{stack}/#session={session_id}")
+    page.get_by_label("Name").fill(user)
+    page.get_by_label("Name").press("Tab")
+    page.get_by_label("Your message").fill(question)
+    page.get_by_label("Your message").press("Enter")
+
+
 def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     sync_api, stack, browser, ollama, session_id, tmp_path
 ):
@@ -117,11 +126,7 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     ollama.token_delay_s = 0.03
     page = browser.new_page()
     page.add_init_script(OBSERVER)
-    page.goto(f"{stack}/#session={session_id}")
-    page.get_by_label("Name").fill("ada")
-    page.get_by_label("Name").press("Tab")
-    page.get_by_label("Your message").fill(QUESTION)
-    page.get_by_label("Your message").press("Enter")
+    ask_in(page, stack, session_id, QUESTION)
 
     answer = page.locator(".turn .answer").last
     expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
@@ -280,7 +285,12 @@ def stack_settings(cwd: Path) -> Settings:
     """The running stack's settings, as `assist local env` prints them for another process."""
     out = subprocess.run([str(ASSIST), "local", "env"], cwd=cwd, capture_output=True, text=True, check=True).stdout
     env = dict(line.removeprefix("export ").split("=", 1) for line in out.splitlines() if line.startswith("export "))
-    return Settings.from_env(env)
+    # a process that exported these would hand the keys to boto3's chain; in this one they are the emulator's
+    keys = {
+        "emulator_access_key_id": env["AWS_ACCESS_KEY_ID"],
+        "emulator_secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
+    }
+    return Settings.from_env(env).with_(**keys)
 
 
 WEEK = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_web_chat import ANSWER, QUESTION, browser, stack, sync_api  # noqa: F401 - fixtures
+from tests.e2e.test_web_chat import ANSWER, QUESTION, ask_in, browser, stack, sync_api  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -14,11 +14,7 @@ def test_every_source_links_to_its_page(sync_api, stack, browser, ollama, sessio
     expect = sync_api.expect
     ollama.reply(ANSWER, model="main-model:1b")
     page = browser.new_page()
-    page.goto(f"{stack}/#session={session_id}")
-    page.get_by_label("Name").fill("ada")
-    page.get_by_label("Name").press("Tab")
-    page.get_by_label("Your message").fill(QUESTION)
-    page.get_by_label("Your message").press("Enter")
+    ask_in(page, stack, session_id, QUESTION)
     answer = page.locator(".turn .answer").last
     expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
     items = answer.locator(".sources li")

@@ -1,4 +1,5 @@
-"""An identity provider's part in a rehearsal: one RSA key, its JWKS on loopback, tokens signed with it."""
+"""An identity provider's part, on loopback: one RSA key, its JWKS served over HTTP, tokens signed with it.
+The deploy rehearsal's issuer, and the tests'."""
 
 from __future__ import annotations
 
@@ -6,48 +7,55 @@ import http.server
 import json
 import threading
 import time
-from typing import Any
-
-from assist.local.stack import free_port
+from typing import Any, Self
 
 
 class LoopbackIssuer:
-    """Serves `/.well-known/jwks.json` on 127.0.0.1 and signs RS256 tokens for `audience`."""
+    """Serves `{"keys": [the public key]}` at `jwks_url` on 127.0.0.1 and signs RS256 tokens for `audience`;
+    `issuer` defaults to its own URL. `fetches` counts the key set's downloads."""
 
-    def __init__(self, audience: str, kid: str = "rehearsal") -> None:
+    def __init__(self, audience: str, kid: str = "rehearsal", issuer: str | None = None) -> None:
         import jwt
         from cryptography.hazmat.primitives.asymmetric import rsa
 
-        self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self._key.public_key()))
-        self._jwks = json.dumps({"keys": [{**jwk, "kid": kid, "use": "sig", "alg": "RS256"}]}).encode()
-        self.kid, self.audience = kid, audience
-        self.port = free_port()
-        self.issuer = f"http://127.0.0.1:{self.port}"
-        self.jwks_url = f"{self.issuer}/.well-known/jwks.json"
-        jwks = self._jwks
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        self.jwks = json.dumps({"keys": [{**jwk, "kid": kid, "use": "sig", "alg": "RS256"}]}).encode()
+        self.kid, self.audience, self.fetches = kid, audience, 0
+        owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                owner.fetches += 1
                 self.send_response(200 if self.path.endswith("/jwks.json") else 404)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(jwks)))
+                self.send_header("Content-Length", str(len(owner.jwks)))
                 self.end_headers()
-                self.wfile.write(jwks)
+                self.wfile.write(owner.jwks)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.issuer = issuer or base
+        self.jwks_url = f"{base}/.well-known/jwks.json"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
-    def token(self, sub: str, ttl_s: int = 900, **claims: Any) -> str:
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def token(self, sub: str, key: Any = None, kid: str | None = None, ttl_s: int = 900, **claims: Any) -> str:
+        """A token for `sub`, signed with this issuer's key unless `key` is given; `claims` override."""
         import jwt
 
         now = int(time.time())
         body = {"sub": sub, "iss": self.issuer, "aud": self.audience, "iat": now, "exp": now + ttl_s, **claims}
-        return jwt.encode(body, self._key, algorithm="RS256", headers={"kid": self.kid})
+        return jwt.encode(body, key or self.key, algorithm="RS256", headers={"kid": kid or self.kid})
 
     def stop(self) -> None:
         self._server.shutdown()
