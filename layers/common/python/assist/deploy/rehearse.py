@@ -207,7 +207,7 @@ def flow_chat_completion(r: Rehearsal) -> None:
     status, reply = r.api("POST", "/v1/chat/completions", body | {"user": r.session + "-chat"})
     if status != 200 or not isinstance(reply, dict) or not reply.get("choices"):
         raise FlowFailed(f"POST /v1/chat/completions: HTTP {status}: {str(reply)[:200]}")
-    _answered(200, reply.get("assist", {}) | {"degraded": reply.get("assist", {}).get("degraded", [])}, "completion")
+    _answered(200, reply.get("assist") or {"degraded": []}, "POST /v1/chat/completions (its assist field)")
 
 
 def flow_mcp_search(r: Rehearsal) -> None:
