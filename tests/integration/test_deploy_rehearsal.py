@@ -43,6 +43,7 @@ def test_every_flow_runs_under_the_templates_own_roles_and_nothing_is_denied(sma
     assert report["flows"] == dict.fromkeys(FLOWS, "ok")
     assert code == 0
     assert report["wall_s"] > 0
+    assert "logs" not in report  # a rehearsal that passed leaves nothing behind
 
 
 def test_a_statement_dropped_from_the_expanded_policies_fails_the_rehearsal_naming_the_call(small_docs):
@@ -51,6 +52,8 @@ def test_a_statement_dropped_from_the_expanded_policies_fails_the_rehearsal_nami
     assert report["flows"]["export"].startswith("denied: dynamodb:UpdateItem on arn:aws:dynamodb:")
     assert [(d["function"], d["action"]) for d in report["denied"]] == [("ExportFunction", "dynamodb:UpdateItem")]
     assert report["denied"][0]["resource"].endswith(":table/assist-rehearsal-intent-history")
+    assert Path(report["logs"], "ExportFunction.log").exists()  # a failed rehearsal keeps each function's output
+    shutil.rmtree(report["logs"])
 
 
 # -- the evaluator, on its own --------------------------------------------------------------

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import secrets
+import shutil
 import tempfile
 import time
 import uuid
@@ -76,6 +77,7 @@ class Rehearsal:
     functions: dict[str, FunctionSpec]
     roles: dict[str, RoleSpec]
     token: str
+    logs: Path  # each function's output, kept when the rehearsal fails
     session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
     turns: dict[str, int] = field(default_factory=dict)
 
@@ -409,6 +411,10 @@ def rehearse(
         report["denied"] = [
             {"function": fn_of.get(by_role.get(d["principal"], ""), d["principal"]), **d} for d in r.denials.as_dicts()
         ]
+    if all(v == "ok" for v in report["flows"].values()) and not report["denied"]:
+        shutil.rmtree(r.logs, ignore_errors=True)
+    else:
+        report["logs"] = str(r.logs)
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     return report
 
@@ -546,7 +552,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for p in processes.values():
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
-        yield Rehearsal(stack, admin, moto.url, denials, processes, functions, roles, issuer.token(USER))
+        yield Rehearsal(stack, admin, moto.url, denials, processes, functions, roles, issuer.token(USER), logs)
 
 
 def _operator(admin: Settings) -> Settings:
