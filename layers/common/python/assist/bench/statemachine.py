@@ -44,6 +44,7 @@ def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
     import boto3
 
     from assist.local.lambda_endpoint import LambdaEndpoint
+    from assist.local.stack import LOCAL_CREDENTIALS
 
     endpoint = LambdaEndpoint({"echo": _Echo()}, upstream=moto_url, nodelay=nodelay).start()
     try:
@@ -51,8 +52,8 @@ def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
             "lambda",
             endpoint_url=f"http://localhost:{endpoint.port}",
             region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",  # noqa: S106 - moto's static keys
+            aws_access_key_id=LOCAL_CREDENTIALS["emulator_access_key_id"],
+            aws_secret_access_key=LOCAL_CREDENTIALS["emulator_secret_access_key"],
         )
         payload = b'{"request_id": "x", "route": {"type": "RETRIEVAL"}}'
         return _median_ms(lambda: lam.invoke(FunctionName="echo", Payload=payload)["Payload"].read(), runs)

@@ -127,7 +127,6 @@ def requests_of(
     arn = {
         "states": data.get("stateMachineArn") or data.get("executionArn"),
         "secretsmanager": _secret_arn(data.get("SecretId"), region, account),
-        "lambda": None,
     }.get(service)
     return [(action, arn or resource, {})]
 

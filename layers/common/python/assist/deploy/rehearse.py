@@ -69,9 +69,7 @@ class FlowFailed(AssistError, RuntimeError):
 class Rehearsal:
     """The rehearsed deployment: the stack, the emulator, the running functions, a token issuer."""
 
-    stack: Stack
     admin: Settings  # the operator's view (admin keys), for seeding and checking
-    moto_url: str
     denials: iam.Denials
     processes: dict[str, FunctionProcess]  # logical id → its running image
     functions: dict[str, FunctionSpec]
@@ -477,7 +475,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for logical in stack.of_type("AWS::SecretsManager::Secret"):
             arn = sm.create_secret(Name=f"{STACK}-{logical}", SecretString=secrets.token_urlsafe(36))["ARN"]
             stack.physical[logical] = arn
-        stack._secrets = lambda ref: sm.get_secret_value(SecretId=ref)["SecretString"]  # CloudFormation's own read
+        stack.secrets = lambda ref: sm.get_secret_value(SecretId=ref)["SecretString"]  # CloudFormation's own read
         ingest(docs, admin, build_embedder(admin), progress=False, s3=s3)
         _publish_classifier(admin, s3)
 
@@ -552,7 +550,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for p in processes.values():
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
-        yield Rehearsal(stack, admin, moto.url, denials, processes, functions, roles, issuer.token(USER), logs)
+        yield Rehearsal(admin, denials, processes, functions, roles, issuer.token(USER), logs)
 
 
 def _operator(admin: Settings) -> Settings:

@@ -145,12 +145,6 @@ class FunctionProcess:
         reply = self.api.invoke(event, self.timeout_s)
         return reply.body, ("Unhandled" if reply.kind == "error" else None)
 
-    def handler(self, event: Any, context: Any = None) -> Any:
-        result, error = self.invoke(event)
-        if error:
-            raise RuntimeError(f"{result.get('errorType')}: {result.get('errorMessage')}")
-        return result
-
     def wait_ready(self, timeout_s: float = 120) -> None:
         """An http function answers /healthz; a lambda one is ready when its client polls (first invoke)."""
         if self.url is None:

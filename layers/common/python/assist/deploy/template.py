@@ -101,7 +101,7 @@ class Stack:
         self.parameters = {k: str(v.get("Default", "")) for k, v in cfn.get("Parameters", {}).items()}
         self.parameters.update(parameters)
         self.physical: dict[str, str] = {}  # logical id → the id `Ref` returns, when not derived from the name
-        self._secrets = secrets
+        self.secrets = secrets  # reads a dynamic reference's secret, as CloudFormation does at deploy time
 
     # -- what the rehearsal needs -----------------------------------------------------
     def of_type(self, kind: str) -> list[str]:
@@ -213,9 +213,9 @@ class Stack:
         return {k: v for k, v in ((k, self.resolve(v)) for k, v in node.items()) if v is not _NO_VALUE}
 
     def _secret(self, ref: str) -> str:
-        if self._secrets is None:
+        if self.secrets is None:
             raise TemplateError(f"dynamic reference to secret {ref} but no secret reader")
-        return self._secrets(ref)
+        return self.secrets(ref)
 
     def _ref(self, name: str) -> Any:
         if name == "AWS::NoValue":

@@ -74,11 +74,12 @@ def function_name(path: str) -> str:
 
 
 class LambdaEndpoint:
-    """Serves `functions` (bare name → LambdaFunction) and forwards everything else to `upstream`."""
+    """Serves `functions` (bare name → a LambdaFunction in this process, or a `Remote` one) and forwards
+    everything else to `upstream`."""
 
     def __init__(
         self,
-        functions: dict[str, Invocable],
+        functions: dict[str, Invocable | Remote],
         upstream: str,
         nodelay: bool = True,
         targets: dict[str, Target] | None = None,
