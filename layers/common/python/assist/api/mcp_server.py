@@ -20,8 +20,8 @@ from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
 from assist.api.ways_in import OWNER_SCOPE_KEY
-from assist.contracts import AskRequest, InvalidRequest
-from assist.memory.store import SessionNotFound
+from assist.contracts import AskRequest
+from assist.errors import AssistError, problem
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -140,8 +140,8 @@ def build_server(
             answer = msgspec.to_builtins(answer_with(req, _owner(ctx, owner)))
         except msgspec.ValidationError as exc:
             raise ToolError(f"session_id must be 1-128 of letters, digits and _ . : - ({exc})") from exc
-        except (InvalidRequest, SessionNotFound) as exc:
-            raise ToolError(str(exc)) from exc
+        except AssistError as exc:
+            raise ToolError(problem(exc)["detail"]) from exc
         return {"answer": answer["answer"] + cited(answer["sources"]), **engine_fields(answer, session, trace=False)}
 
     return server

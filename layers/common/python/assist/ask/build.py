@@ -60,7 +60,7 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
     embedder = lazy_embedder(settings)
 
     def store() -> Any:
-        from assist.memory.store import open_store
+        from assist.memory.backends import open_store
 
         return open_store(settings, dynamodb)
 
