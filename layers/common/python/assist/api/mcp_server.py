@@ -43,7 +43,8 @@ SEARCH_DOCS = (
     "Low or none confidence means the docs may not cover it: try other words (see suggestions) before concluding."
 )
 GET_DOCUMENT = (
-    "Read one whole document by its doc_id (from search_docs or list_documents): its sections in order, each "
+    "Read one whole document by its doc_id (from search_docs or list_documents) or an identifier it is cited by "
+    "(e.g. ADR-12, resolved as search_docs resolves it): its sections in order, each "
     "with its heading and text. Use it after search_docs when a passage lacks the surrounding context. Very long "
     "documents are cut at a section boundary (truncated: true)."
 )
@@ -99,11 +100,16 @@ def build_server(
 
     @server.tool(description=GET_DOCUMENT)
     def get_document(
-        doc_id: Annotated[str, Field(min_length=1, description="a doc_id, e.g. from search_docs")],
+        doc_id: Annotated[
+            str, Field(min_length=1, description="a doc_id (e.g. from search_docs) or an identifier such as ADR-12")
+        ],
     ) -> dict[str, Any]:
         from assist.retrieve.documents import whole_document
 
-        table = engine.retriever().table
+        retriever = engine.retriever()
+        table = retriever.table
+        # an identifier names the document the ranking puts first for it (the one Manifest, ADR 0062)
+        doc_id = _index_call(lambda: retriever.catalog().document(doc_id)) or doc_id
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
             raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
