@@ -14,10 +14,11 @@ from assist.api.functions import retrieve_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.index import manifest
-from assist.index.store import connect, ingest
+from assist.index.store import connect
 from assist.serverless import tasks
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
 from assist.settings import Settings
+from assist.sources.sync import ingest
 from tests.support import adr_corpus
 from tests.support.http import serve
 

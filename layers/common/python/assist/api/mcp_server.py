@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
-from assist.api.ways_in import OWNER_SCOPE_KEY
+from assist.api.identity import OWNER_SCOPE_KEY
 from assist.contracts import AskRequest
 from assist.errors import AssistError, problem
 

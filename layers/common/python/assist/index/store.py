@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,33 +98,6 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
     built_id = meta.get(META_EMBEDDER, b"?").decode()
     built_dim = int(meta.get(META_DIM, b"0"))
     check_same(built_id, built_dim, embedder, f"the index at {where}")
-
-
-def ingest(
-    root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True, s3: Any = None
-) -> IngestStats:
-    """Bring the index in line with the documents under root (a folder, or a source `assist.sources`
-    reads); only changed documents are re-embedded. `s3`: a client for the writer lease of an `s3://` index."""
-    from assist.sources.spec import SourceError, SourceSpec
-    from assist.sources.sync import ingest_stats, sync_sources
-
-    try:
-        return ingest_stats(sync_sources([SourceSpec(str(root))], settings, embedder, progress, s3))
-    except SourceError as exc:
-        raise IndexUnavailable(str(exc)) from exc
-
-
-def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Path) -> IngestStats | None:
-    """First use from a checkout: index `docs` (with a progress bar on stderr) when a local index has
-    no table yet; None when there is one (kept as it is: `assist index` refreshes it) or it is on S3.
-    `embedder` builds the embedder, called only when there is something to index."""
-    if settings.index_is_s3 or not docs.is_dir():
-        return None
-    db = connect(settings.index_uri)
-    if settings.index_table in db.table_names() and "url" in db.open_table(settings.index_table).schema.names:
-        return None
-    log.info("index.first_use", index=settings.index_uri, docs=str(docs))
-    return ingest(docs, settings, embedder(), progress=True)
 
 
 def sync(
