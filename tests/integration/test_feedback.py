@@ -7,28 +7,18 @@ import concurrent.futures
 import httpx
 import pytest
 
-from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.memory.dynamodb import DynamoDBStore
 from assist.settings import Settings
-from tests.support.http import serve
+from tests.integration.conftest import answered
 
 pytestmark = pytest.mark.integration
 ALICE, MALLORY = {"X-Assist-User": "alice"}, {"X-Assist-User": "mallory"}
 
 
-@pytest.fixture(scope="module")
-def api(docs_index: Settings):
-    engine = build_engine(docs_index, client("dynamodb", docs_index))
-    with serve(create_app(engine)) as base:
-        yield base
-
-
 def ask(base: str, session_id: str, message: str, headers=ALICE) -> dict:
-    r = httpx.post(base + "/v1/ask", json={"session_id": session_id, "message": message}, headers=headers, timeout=60)
-    assert r.status_code == 200, r.text
-    return r.json()
+    return answered(base, headers, session_id=session_id, message=message)
 
 
 def rate(base: str, session_id: str, turn: int | str, body, headers=ALICE) -> httpx.Response:
