@@ -113,7 +113,10 @@ def build_server(
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
             raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
-        total = _index_call(lambda: table.count_rows("doc_id = '" + doc_id.replace("'", "''") + "'"))
+        from lancedb.expr import col, lit
+
+        # count_rows takes SQL text only: the expression renders it, quoting the id
+        total = _index_call(lambda: table.count_rows((col("doc_id") == lit(doc_id)).to_sql()))
         return {
             "doc_id": doc_id,
             "title": chunks[0].title,

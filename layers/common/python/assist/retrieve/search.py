@@ -116,7 +116,9 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
-            rows = self._table.search().where(_in("id", missing)).select(st.COLUMNS).limit(len(missing)).to_list()
+            from lancedb.expr import col
+
+            rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
             known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
             self._remember(list(known.values()))
         return [
@@ -299,9 +301,11 @@ class Retriever:
         return first + [f for f in fused if f not in first]
 
     def _opening(self, doc_id: str) -> st.Hit | None:
+        from lancedb.expr import col, lit
+
         rows = (
             self._table.search()
-            .where(f"{_in('doc_id', [doc_id])} AND ordinal = 0")
+            .where((col("doc_id") == lit(doc_id)) & (col("ordinal") == lit(0)))
             .select(st.HIT_COLUMNS)
             .with_row_id(True)
             .limit(1)
@@ -347,10 +351,6 @@ def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:
     if hits is None:
         return None
     return round(max((h.score for h in hits), default=0.0), 6)
-
-
-def _in(column: str, values: list[str]) -> str:
-    return f"{column} IN (" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
 
 
 def _trigrams(text: str) -> set[str]:
