@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.export.redact import redact
 from assist.logs import get_logger
-from assist.memory.store import EXPORT_KEY
+from assist.memory.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink

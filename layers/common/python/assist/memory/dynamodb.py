@@ -21,24 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from assist.aws.capacity import batch_get_units, query_units
 from assist.logs import get_logger
-from assist.memory.store import (
-    BUSY,
-    EXPORT_DAY,
-    EXPORT_INDEX,
-    EXPORT_KEY,
-    HEADER_TURN,
-    LAST_KEY,
-    WATERMARK,
-    ExportBusy,
-    Page,
-    Store,
-    StoreUnavailable,
-    Turn,
-    TurnNotFound,
-    export_key,
-    guarded,
-    turn_items,
-)
+from assist.memory.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
+from assist.memory.store import BUSY, ExportBusy, Page, Store, StoreUnavailable, Turn, TurnNotFound, guarded, turn_items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

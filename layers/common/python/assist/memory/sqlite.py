@@ -30,22 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from assist.logs import get_logger
-from assist.memory.store import (
-    BUSY,
-    EXPORT_DAY,
-    EXPORT_KEY,
-    HEADER_TURN,
-    LAST_KEY,
-    WATERMARK,
-    ExportBusy,
-    Page,
-    Store,
-    Turn,
-    TurnNotFound,
-    export_key,
-    guarded,
-    turn_items,
-)
+from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
+from assist.memory.store import BUSY, ExportBusy, Page, Store, Turn, TurnNotFound, guarded, turn_items
 
 log = get_logger(__name__)
 SESSIONS, HISTORY = "sessions", "intent_history"

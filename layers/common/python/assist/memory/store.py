@@ -25,6 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from assist.contracts import IntentEntry, QueryType
 from assist.errors import AssistError, Unavailable
 from assist.logs import get_logger
+from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
 
 log = get_logger(__name__)
 P = ParamSpec("P")
@@ -32,14 +33,6 @@ R = TypeVar("R")
 S = TypeVar("S", bound="Store")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
-HEADER_TURN = 0
-EXPORT_INDEX = "by-export-day"
-EXPORT_DAY = "export_day"
-EXPORT_KEY = "export_key"
-#: above every export key: a history read "to the end of the day"
-LAST_KEY = "\uffff"
-#: the export's watermark item in the intent history ('#' never starts a user session id)
-WATERMARK = ("#export", 0)
 
 
 class SessionNotFound(AssistError, LookupError):
@@ -131,11 +124,6 @@ class Page:
     items: list[dict[str, Any]]
     read_units: float = 0.0
     more: bool = False  # another page of the day follows
-
-
-def export_key(created_at: str, session_id: str, turn: int) -> str:
-    """Sorts by time within a day; unique per turn."""
-    return f"{created_at}#{session_id}#{turn:08d}"
 
 
 def topic_of(message: str) -> str:
