@@ -89,3 +89,30 @@ def test_a_key_more_than_three_documents_share_names_none_of_them_anywhere(share
     by_key, by_id = mcp_documents(shared_index, ["RFC-7", "guides/guide-3"])
     assert by_key["error"]
     assert (by_id["error"], by_id["doc_id"]) == (False, "guides/guide-3")
+
+
+def test_the_manifest_follows_the_index_a_reader_opens(shared_index, base_settings, embedder, tmp_path):
+    """Cached per index location and manifest version: another index, or a new build of the same one, is
+    read anew (the seam a warm reader refreshing the live index goes through)."""
+    from assist.index.store import connect
+    from assist.retrieve.manifest import load
+    from assist.sources.sync import ingest
+
+    db = connect(shared_index.index_uri)
+    first = load(db, shared_index.index_uri, shared_index.index_table)
+    assert first is load(db, shared_index.index_uri, shared_index.index_table)  # read once
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "adr-8-other.md").write_text("---\nid: ADR-8\n---\n# Another corpus's ADR-8\n\nSomething else.\n")
+    other = base_settings.with_(index_uri=str(tmp_path / "index"))
+    ingest(root, other, embedder, progress=False)
+    switched = load(connect(other.index_uri), other.index_uri, other.index_table)
+    assert switched is not None
+    assert switched.keys["adr-8"] == ("adr-8-other",)
+
+    (root / "adr-9.md").write_text("---\nid: ADR-9\n---\n# A ninth decision\n\nAdded later.\n")
+    ingest(root, other, embedder, progress=False)
+    rebuilt = load(connect(other.index_uri), other.index_uri, other.index_table)
+    assert rebuilt is not switched
+    assert rebuilt.owners("adr-9") == ("adr-9",)

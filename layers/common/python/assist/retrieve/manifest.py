@@ -86,6 +86,8 @@ def load(db: Any, index_uri: str, index_table: str) -> Manifest | None:
     with _LOCK:
         if key not in _CACHE:
             entries = manifest.read(db, index_table)
+            for old in [k for k in _CACHE if k[:2] == key[:2]]:
+                del _CACHE[old]  # an index's earlier versions: a refreshed reader never goes back to them
             _CACHE[key] = None if entries is None else Manifest.from_entries(entries)
             log.info("retrieve.manifest_loaded", table=index_table, version=table.version, entries=len(entries or []))
         return _CACHE[key]
