@@ -19,11 +19,11 @@ def insights_routes(engine: Engine) -> list[Any]:
     embedder = engine.embedder or lazy_embedder(settings)
 
     def connect() -> Any:
-        from assist.aws.clients import client
+        from assist.memory.backends import open_store
 
-        return client("dynamodb", settings)
+        return open_store(settings)
 
-    dynamodb = Lazy(connect)  # boto3 on the first page, not at start-up
+    store = Lazy(connect)  # the store SESSION_STORE names; boto3 on the first page, not at start-up
 
     @get(
         "/insights",
@@ -35,6 +35,6 @@ def insights_routes(engine: Engine) -> list[Any]:
         from assist.insights.render import build
 
         caller(request, settings)  # someone identified, as on every route
-        return build(settings, dynamodb.get(), embedder, days)[0]
+        return build(settings, store.get(), embedder, days)[0]
 
     return [insights]

@@ -58,9 +58,10 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
     from assist.ask.engine import Engine
 
     embedder = lazy_embedder(settings)
+    index = lazy_index(settings)
 
     def store() -> Any:
-        from assist.memory.store import open_store
+        from assist.memory.backends import open_store
 
         return open_store(settings, dynamodb)
 
@@ -75,8 +76,8 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
         cast(Any, Lazy(store)),
         cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
         cast(Any, Lazy(slots)),
-        retriever=lazy_retriever(settings, embedder),
-        corpus=lazy_corpus(settings),
+        retriever=lazy_retriever(settings, embedder, index),
+        corpus=lazy_corpus(settings, index),
         embedder=embedder,
     )
 
@@ -138,33 +139,46 @@ def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
     return once(build)
 
 
-def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None = None) -> Callable[[], Any]:
+def lazy_index(settings: Settings) -> Callable[[], Any]:
+    """The index's database, connected on first call, once: the retriever and the corpus share it."""
+
+    def open_db() -> Any:
+        from assist.index.store import connect
+
+        return connect(settings.index_uri, settings.storage_options())
+
+    return once(open_db)
+
+
+def lazy_retriever(
+    settings: Settings, embedder: Callable[[], Embedder] | None = None, db: Callable[[], Any] | None = None
+) -> Callable[[], Any]:
     """A factory that opens the index on first call, once, thread-safely."""
     embedder = embedder or lazy_embedder(settings)
+    index = db or lazy_index(settings)
 
     def open_retriever() -> Any:
-        from assist.index.store import connect, open_table
-        from assist.retrieve.catalog import from_manifest
+        from assist.index.store import open_table
+        from assist.retrieve.manifest import load
         from assist.retrieve.search import Retriever, SearchOptions
 
-        db = connect(settings.index_uri, settings.storage_options())
         return Retriever(
-            open_table(settings, embedder(), db),
+            open_table(settings, embedder(), index()),
             embedder(),
             SearchOptions.from_settings(settings),
-            catalog=from_manifest(db, settings.index_table),
+            catalog=lambda: load(index(), settings.index_uri, settings.index_table),
         )
 
     return once(open_retriever)
 
 
-def lazy_corpus(settings: Settings) -> Callable[[], Any]:
-    """The index's corpus manifest (ADR 0042), read on first call, once; None when the index has none."""
+def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Callable[[], Any]:
+    """The index's corpus manifest (ADR 0042, 0062), read on first call, once; None when the index has none."""
+    index = db or lazy_index(settings)
 
     def open_corpus() -> Any:
-        from assist.index.store import connect
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(connect(settings.index_uri, settings.storage_options()), settings.index_table)
+        return Corpus.open(index(), settings.index_uri, settings.index_table)
 
     return once(open_corpus)
