@@ -65,6 +65,7 @@ class Settings:
     ollama_timeout_s: float = 60.0
     ollama_connect_timeout_s: float = 2.0
     ollama_warm_up: bool = False  # load both slot models when a container starts
+    ollama_api_key: str | None = field(default=None, repr=False)  # bearer token for a proxy in front of Ollama
     # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
     # engine without Ollama never waits on a connection refused at every ambiguous message.
     ollama_host_explicit: bool = field(default=False)
@@ -79,6 +80,8 @@ class Settings:
     classifier_export_dir: str = ".assist/labels"
     export_settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
     export_hash_key: str = field(default="assist-local-export-key", repr=False)  # HMAC key of session hashes
+    export_hash_key_secret: str | None = None  # a Secrets Manager secret holding the key, read at run time (ADR 0065)
+    export_hash_key_cache_s: float = 300.0  # the secret's value is kept this long in a warm process
     platform_prefixes: tuple[str, ...] = DEFAULT_PLATFORM_PREFIXES
 
     # --- Retrieval ----------------------------------------------------------------
@@ -138,6 +141,7 @@ class Settings:
     trusted_identity_header: str | None = None  # a container behind an authenticating proxy
     max_message_chars: int = 8000
     max_extra_context_chars: int = 16000
+    insights_scope: str = "assist/admin"  # the token scope GET /insights requires (ADR 0066)
     insights_max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
     max_editor_content_chars: int = 32000
     max_user_info_bytes: int = 8192  # user_info encoded as JSON
