@@ -106,6 +106,11 @@ class Settings:
     uncertain_threshold: float = 0.65
     uncertain_centrality_weight: float = 1.0
     uncertain_coverage_weight: float = 0.3
+    # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
+    index_refresh_s: float = 60.0
+    index_gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate
+    index_gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
+    index_gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 

@@ -142,29 +142,42 @@ def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None =
     """A factory that opens the index on first call, once, thread-safely."""
     embedder = embedder or lazy_embedder(settings)
 
-    def open_retriever() -> Any:
+    def open_retriever(live: Settings) -> Any:
         from assist.index.store import connect, open_table
         from assist.retrieve.catalog import from_manifest
         from assist.retrieve.search import Retriever, SearchOptions
 
-        db = connect(settings.index_uri, settings.storage_options())
+        db = connect(live.index_uri, live.storage_options())
         return Retriever(
-            open_table(settings, embedder(), db),
+            open_table(live, embedder(), db),
             embedder(),
-            SearchOptions.from_settings(settings),
-            catalog=from_manifest(db, settings.index_table),
+            SearchOptions.from_settings(live),
+            catalog=from_manifest(db, live.index_table),
         )
 
-    return once(open_retriever)
+    return _live(open_retriever, settings)
 
 
 def lazy_corpus(settings: Settings) -> Callable[[], Any]:
     """The index's corpus manifest (ADR 0042), read on first call, once; None when the index has none."""
 
-    def open_corpus() -> Any:
+    def open_corpus(live: Settings) -> Any:
         from assist.index.store import connect
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(connect(settings.index_uri, settings.storage_options()), settings.index_table)
+        return Corpus.open(connect(live.index_uri, live.storage_options()), live.index_table)
 
-    return once(open_corpus)
+    return _live(open_corpus, settings)
+
+
+def _live(open_: Callable[[Settings], T], settings: Settings) -> Callable[[], T]:
+    """`open_` for the index's live version, followed as it is published or rolled back (ADR 0067); the handle
+    (and boto3, for an index on S3) comes on the first call."""
+
+    def follow() -> Callable[[], T]:
+        from assist.retrieve.handle import handle_for
+
+        return handle_for(settings).follow(open_, settings)
+
+    provider = once(follow)
+    return lambda: provider()()
