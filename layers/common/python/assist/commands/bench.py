@@ -149,14 +149,23 @@ def _pairs(items: list[str], known: dict[str, float], flag: str) -> dict[str, fl
 def cost_table(result: dict[str, Any]) -> Table:
     from assist.bench.figures import Table
 
-    columns = ("type", "serverless x86 $", "serverless arm64 $", "of it Lambda x86 $", "model host $", "host share")
+    columns = ("type", "tasks ms", "serverless x86 $", "arm64 $", "of it Lambda x86 $", "model host $", "host share")
     rows = [
-        (t, r["serverless_x86"], r["serverless_arm64"], r["lambda_x86"], r["model_host"], r["model_host_share_x86"])
+        (
+            t,
+            " + ".join(f"{v:g}" for v in r["measured_ms"].values()),
+            r["serverless_x86"],
+            r["serverless_arm64"],
+            r["lambda_x86"],
+            r["model_host"],
+            r["model_host_share_x86"],
+        )
         for t, r in result["per_1000_questions_usd"].items()
     ]
+    model = ", ".join(f"{slot} {s:g} s" for slot, s in result["model_s"].items())
     notes = [
-        "per 1,000 questions; functions' time measured here (median of "
-        f"{result['rounds']}), model time assumed {result['model_s']} s per slot, memory from template.yaml",
+        f"per 1,000 questions; tasks (classify + retrieve + answer without the model) measured here, median of "
+        f"{result['rounds']}; model time assumed ({model}); memory from template.yaml",
     ]
     return Table(columns, rows, notes)
 
