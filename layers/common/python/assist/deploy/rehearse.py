@@ -59,6 +59,8 @@ AWS_FAULTS = {
     "sessions_unavailable",
 }
 EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
+INDEX_REFRESH_S = 2  # the template's IndexRefreshSeconds here: a published version is served within it
+CANARY = "# Publishing canary\n\nThe rehearsal publishing canary is a page that only a published index version holds.\n"
 
 
 class FlowFailed(AssistError, RuntimeError):
@@ -262,6 +264,25 @@ def flow_export(r: Rehearsal) -> None:
         raise FlowFailed(f"export failed: {result.get('errorType')}: {str(result.get('errorMessage'))[:200]}")
     if not result.get("exported") or result.get("sessions", 0) < EXPORT_SESSIONS:
         raise FlowFailed(f"export did not write: {result}")
+    _hashed_with_the_secret(r, result["files"])
+
+
+def _hashed_with_the_secret(r: Rehearsal, files: list[str]) -> None:
+    """The labels' session hashes are keyed by the stack's secret, which the function read at run time: the key
+    is nowhere in its environment (ADR 0065)."""
+    from assist.aws.clients import client
+    from assist.export.labels import session_hash
+
+    env = r.functions["ExportFunction"].environment
+    if "EXPORT_HASH_KEY" in env or "EXPORT_HASH_KEY_SECRET" not in env:
+        raise FlowFailed("the export's hash key is in its environment, or no secret is named")
+    secret = client("secretsmanager", r.admin).get_secret_value(SecretId=env["EXPORT_HASH_KEY_SECRET"])["SecretString"]
+    bucket, _, key = files[0][5:].partition("/")
+    body = client("s3", r.admin).get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+    sessions = {json.loads(line)["session"] for line in body.splitlines() if line}
+    expected = {session_hash(f"rehearsal-export-{n}", secret) for n in range(EXPORT_SESSIONS)}
+    if not sessions & expected:
+        raise FlowFailed("no exported session hash is keyed by the stack's secret")
 
 
 def flow_index_sync(r: Rehearsal) -> None:
@@ -356,6 +377,34 @@ def flow_cli_export(r: Rehearsal) -> None:
         raise FlowFailed(f"assist export: {str(result)[:200]}")
 
 
+def flow_index_publish(r: Rehearsal) -> None:
+    """An operator publishes a new index version with the sync function's role (`assist index --publish`: the
+    version beside the live one, the pointer flipped), the warm Retrieve function serves it within the refresh
+    interval, and `--rollback` puts the old one back (ADR 0067)."""
+    sync = next(k for k, f in r.functions.items() if f.module == "sync")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "publish-canary.md").write_text(CANARY)
+        published = _cli(r, sync, "index", tmp, "--publish", "--quiet")
+    if not published.get("published"):
+        raise FlowFailed(f"assist index --publish: {str(published)[:200]}")
+    _serving(r, canary=True)
+    back = _cli(r, sync, "index", "--rollback")
+    if back.get("replaced") != published["version"]:
+        raise FlowFailed(f"assist index --rollback: {str(back)[:200]}")
+    _serving(r, canary=False)
+
+
+def _serving(r: Rehearsal, canary: bool) -> None:
+    deadline = time.monotonic() + 2 * INDEX_REFRESH_S + 10
+    while True:
+        a = _ask(r, "What is the rehearsal publishing canary?", "RETRIEVAL")
+        if any(s["id"].startswith("publish-canary") for s in a["sources"]) == canary:
+            return
+        if time.monotonic() > deadline:
+            raise FlowFailed(f"the warm Retrieve function {'never served' if canary else 'still serves'} the canary")
+        time.sleep(0.5)
+
+
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "ask_retrieval": flow_ask_retrieval,
     "ask_code_generation": flow_ask_code_generation,
@@ -371,6 +420,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "cli_ask": flow_cli_ask,
     "cli_export": flow_cli_export,
     "index_sync": flow_index_sync,
+    "index_publish": flow_index_publish,
 }
 
 
@@ -451,6 +501,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
             "JwtAudience": AUDIENCE,
             "JwtJwksUrl": issuer.jwks_url,
             "ClassifierModelKey": "routing/current",
+            "IndexRefreshSeconds": str(INDEX_REFRESH_S),
         }
         cfn = expand(region=REGION, parameters=parameters)
         parameters = {k: v for k, v in parameters.items() if k in cfn.get("Parameters", {})}

@@ -2,7 +2,8 @@
 
 An index location (`INDEX_URI`, a directory or `s3://bucket/prefix`) holds published versions under
 `versions/<version>/` and the pointer `LIVE.json`: `{"version", "previous": [older live versions, newest
-first], "published_at"}`. Without a pointer the location itself is the index, as before publishing existed.
+first], "published_at"}`. Without a pointer the location itself is the index, as before publishing existed;
+a version `null` names that unpublished index (the first publish keeps it to roll back to).
 Readers read it (`retrieve/handle.py`), `assist index --publish` and `--rollback` rewrite it.
 """
 
@@ -25,7 +26,7 @@ def version_uri(root: str, version: str) -> str:
 def live_uri(root: str, s3: Any = None) -> str:
     """The index readers should open: the pointer's version, or the location itself when nothing is published."""
     pointer = read(root, s3)
-    return version_uri(root, pointer["version"]) if pointer else root
+    return version_uri(root, pointer["version"]) if pointer and pointer.get("version") else root
 
 
 def read(root: str, s3: Any = None) -> dict[str, Any] | None:

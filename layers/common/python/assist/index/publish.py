@@ -53,7 +53,10 @@ def publish(specs: list[Any], settings: Settings, embedder: Embedder, s3: Any = 
         return {**report, "published": False}
     with writer_lease(root, s3):
         current = pointer.read(root, s3)
-        previous = [current["version"], *current.get("previous", [])] if current else []
+        if current:
+            previous = [current["version"], *current.get("previous", [])]
+        else:  # the first publish: an index built in place before is what a rollback returns to
+            previous = [None] if _built_in_place(settings) else []
         pointer.write(root, {"version": version, "previous": previous, "published_at": _now()}, s3)
     log.info("index.published", version=version, replaced=previous[0] if previous else None, docs=built["docs"])
     return {**report, "published": True, "replaced": previous[0] if previous else None}
@@ -66,14 +69,20 @@ def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
         current = pointer.read(root, s3)
         previous = list(current.get("previous", [])) if current else []
         target = to or (previous[0] if previous else None)
-        if current is None or target not in previous:
-            known = ", ".join(previous) or "none"
+        if not previous or target not in previous:
+            known = ", ".join(v or "(unpublished)" for v in previous) or "none"
             named = f" {target}" if target else ""
             raise NothingToRollBack(f"no earlier live version{named} at {root} (earlier versions: {known})")
         rest = previous[previous.index(target) + 1 :]
         pointer.write(root, {"version": target, "previous": rest, "published_at": _now()}, s3)
     log.info("index.rolled_back", version=target, replaced=current["version"])
     return {"version": target, "replaced": current["version"], "previous": rest}
+
+
+def _built_in_place(settings: Settings) -> bool:
+    from assist.index.store import connect
+
+    return settings.index_table in connect(settings.index_uri, settings.storage_options()).table_names()
 
 
 def judge(settings: Settings, embedder: Embedder, root: str, version: str, s3: Any = None) -> dict[str, Any]:
