@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import shutil
 import tempfile
@@ -78,16 +79,23 @@ class Rehearsal:
     roles: dict[str, RoleSpec]
     token: str
     logs: Path  # each function's output, kept when the rehearsal fails
+    routes: list[tuple[str, re.Pattern[str]]]  # the HTTP API's routes (method, path), as the template declares them
+    admin_token: str = ""  # a token with the InsightsScope parameter's scope
     session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
     turns: dict[str, int] = field(default_factory=dict)
 
     def process(self, logical: str) -> FunctionProcess:
         return self.processes[logical]
 
-    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-        """API Gateway's HTTP API in front of the Ask function: its JWT authorizer's claims, a v2 event."""
+    def api(
+        self, method: str, path: str, body: dict[str, Any] | None = None, token: str | None = None
+    ) -> tuple[int, Any]:
+        """API Gateway's HTTP API in front of the Ask function: a route the template does not declare is its own
+        404; otherwise a v2 event with its JWT authorizer's claims."""
         import base64
 
+        if not any(m == method and pattern.fullmatch(path) for m, pattern in self.routes):
+            return 404, {"message": "Not Found"}
         raw = json.dumps(body or {}).encode()
         event = {
             "version": "2.0",
@@ -97,7 +105,7 @@ class Rehearsal:
             "headers": {
                 "content-type": "application/json",
                 "host": "api.rehearsal",
-                "authorization": f"Bearer {self.token}",
+                "authorization": f"Bearer {token or self.token}",
             },
             "requestContext": {
                 "accountId": ACCOUNT,
@@ -405,6 +413,21 @@ def _serving(r: Rehearsal, canary: bool) -> None:
         time.sleep(0.5)
 
 
+def flow_front_door(r: Rehearsal) -> None:
+    """The state machine's tasks are not routes of the HTTP API; /insights serves only a token with the admin
+    scope (the Ask function reads the history's by-export-day index under its role)."""
+    for path in ("/v1/classify", "/v1/retrieve"):
+        status, _ = r.api("POST", path, {"session_id": r.session, "message": "hello"})
+        if status != 404:
+            raise FlowFailed(f"POST {path} is a route of the HTTP API (HTTP {status})")
+    status, page = r.api("GET", "/insights")
+    if status != 403:
+        raise FlowFailed(f"GET /insights without the admin scope: HTTP {status}")
+    status, page = r.api("GET", "/insights", token=r.admin_token)
+    if status != 200 or "<svg" not in str(page):
+        raise FlowFailed(f"GET /insights with the admin scope: HTTP {status}: {str(page)[:200]}")
+
+
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "ask_retrieval": flow_ask_retrieval,
     "ask_code_generation": flow_ask_code_generation,
@@ -421,6 +444,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "cli_export": flow_cli_export,
     "index_sync": flow_index_sync,
     "index_publish": flow_index_publish,
+    "front_door": flow_front_door,
 }
 
 
@@ -601,7 +625,22 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for p in processes.values():
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
-        yield Rehearsal(admin, denials, processes, functions, roles, issuer.token(USER), logs)
+        scope = stack.parameters.get("InsightsScope", "")
+        routes = _routes(cfn)
+        yield Rehearsal(
+            admin, denials, processes, functions, roles, issuer.token(USER), logs, routes, issuer.token(USER, scope=scope)
+        )
+
+
+def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
+    """(METHOD, path pattern) of every route of the HTTP APIs, from the OpenAPI body the translator generates."""
+    out = []
+    for res in cfn["Resources"].values():
+        if res["Type"] == "AWS::ApiGatewayV2::Api":
+            for path, methods in res["Properties"].get("Body", {}).get("paths", {}).items():
+                pattern = re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path)))
+                out += [(m.upper(), pattern) for m in methods]
+    return out
 
 
 def _operator(admin: Settings) -> Settings:
