@@ -625,11 +625,8 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for p in processes.values():
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
-        scope = stack.parameters.get("InsightsScope", "")
-        routes = _routes(cfn)
-        yield Rehearsal(
-            admin, denials, processes, functions, roles, issuer.token(USER), logs, routes, issuer.token(USER, scope=scope)
-        )
+        token, admin_token = issuer.token(USER), issuer.token(USER, scope=stack.parameters.get("InsightsScope", ""))
+        yield Rehearsal(admin, denials, processes, functions, roles, token, logs, _routes(cfn), admin_token)
 
 
 def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
