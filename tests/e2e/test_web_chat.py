@@ -21,7 +21,8 @@ import pytest
 
 from assist.aws.clients import client
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.store import SessionStore, Turn
+from assist.memory.dynamodb import DynamoDBStore
+from assist.memory.store import Turn
 from assist.settings import Settings
 from tests.conftest import DOCS, ROOT
 from tests.e2e.test_local_stack import ASSIST, stop
@@ -306,7 +307,7 @@ def a_week_of_questions(s: Settings, owner: str) -> int:
     """Questions on each of the last eight UTC days (today and the seven before), every type, a few gaps;
     written as the engine writes its turns (a turn number, then both items), back-dated. Returns how many."""
     ddb = client("dynamodb", s)
-    store = SessionStore(ddb, s.sessions_table, s.intent_history_table, s.session_ttl_days)
+    store = DynamoDBStore(ddb, s.sessions_table, s.intent_history_table, s.session_ttl_days)
     now = datetime.now(UTC)
     types = list(WEEK)
     written = 0

@@ -11,6 +11,7 @@ from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.settings import Settings
+from tests.integration.conftest import ask
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration
@@ -34,10 +35,8 @@ def llm_settings(docs_index: Settings, ollama) -> Settings:
 
 
 @pytest.fixture
-def api(llm_settings: Settings):
-    engine = build_engine(llm_settings, client("dynamodb", llm_settings))
-    with serve(create_app(engine)) as base:
-        yield base
+def api_settings(llm_settings: Settings) -> Settings:
+    return llm_settings
 
 
 def written(settings: Settings, session_id: str) -> tuple[int, int]:
@@ -50,10 +49,6 @@ def written(settings: Settings, session_id: str) -> tuple[int, int]:
 
 def written_once(settings: Settings, session_id: str) -> bool:
     return written(settings, session_id) == (1, 1)
-
-
-def ask(base: str, **body) -> httpx.Response:
-    return httpx.post(base + "/v1/ask", json=body, timeout=30)
 
 
 def stage_names(reply: dict) -> list[str]:

@@ -31,6 +31,7 @@ from assist.cli import main
 from assist.contracts import AskRequest, QueryType
 from assist.export.labels import LabelExporter
 from assist.export.sink import S3Sink
+from assist.memory.backends import open_store
 from assist.serverless.lambda_entry import LambdaFunction
 from assist.settings import Settings
 
@@ -291,7 +292,7 @@ def test_training_reads_exported_labels_from_s3_and_leaves_out_the_embedding_lay
         engine.ask(AskRequest(session_id=f"{tag}-{i}", message=message, query_type=declared))
     s3 = client("s3", s)
     labels = f"s3://{s.bucket}/labels-{tag}"
-    assert LabelExporter(s, client("dynamodb", s), S3Sink(labels, s3)).run(force=True).records == len(asks)
+    assert LabelExporter(s, open_store(s), S3Sink(labels, s3)).run(force=True).records == len(asks)
     sink = S3Sink(labels, s3)
     records = [json.loads(ln) for n in sink.names() for ln in sink.read(n).decode().splitlines()]
     own = [r for r in records if r["layer"] in ("embedding", "fallback")]

@@ -9,15 +9,16 @@ import json
 import httpx
 import pytest
 
-from assist.api.app import create_app
 from assist.api.functions import retrieve_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.index import manifest
-from assist.index.store import connect, ingest
+from assist.index.store import connect
 from assist.serverless import tasks
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
 from assist.settings import Settings
+from assist.sources.sync import ingest
+from tests.integration.conftest import answered
 from tests.support import adr_corpus
 from tests.support.http import serve
 
@@ -39,15 +40,12 @@ def llm(corpus_index: Settings, ollama) -> Settings:
 
 
 @pytest.fixture
-def api(llm: Settings):
-    with serve(create_app(build_engine(llm, client("dynamodb", llm)))) as base:
-        yield base
+def api_settings(llm: Settings) -> Settings:
+    return llm
 
 
 def ask(base: str, session_id: str, message: str) -> dict:
-    r = httpx.post(base + "/v1/ask", json={"session_id": session_id, "message": message, "query_type": "RETRIEVAL"})
-    assert r.status_code == 200, r.text
-    return r.json()
+    return answered(base, session_id=session_id, message=message, query_type="RETRIEVAL")
 
 
 def prompt_of(ollama) -> tuple[str, str]:

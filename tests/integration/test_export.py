@@ -12,9 +12,9 @@ from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
 from assist.contracts import AskRequest, QueryType
-from assist.export.labels import FileHistory, LabelExporter
+from assist.export.labels import LabelExporter
 from assist.export.sink import LocalSink, S3Sink
-from assist.memory.file import FileSessionStore
+from assist.memory.backends import open_store
 from assist.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -41,10 +41,10 @@ def stores(docs_index: Settings, request, tmp_path):
     """The engine writing to DynamoDB or to the embedded store, and `exporter(sink)` reading the same store."""
     if request.param == "dynamodb":
         s, engine = request.getfixturevalue("env")
-        return engine, lambda sink: LabelExporter(s, client("dynamodb", s), sink)
+        return engine, lambda sink: LabelExporter(s, open_store(s), sink)
     s = tables(docs_index, request).with_(session_store="file", session_store_file=str(tmp_path / "s.sqlite3"))
-    history = FileHistory(FileSessionStore(s.session_store_file))
-    return build_engine(s), lambda sink: LabelExporter(s, None, sink, history)
+    store = open_store(s)
+    return build_engine(s), lambda sink: LabelExporter(s, store, sink)
 
 
 def ask_many(engine, sessions: int, turns: int = 1, prefix: str = "s") -> int:
@@ -150,7 +150,7 @@ def test_export_to_s3_and_embedding_labels_are_marked(env):
         ExpressionAttributeValues={":l": {"S": "embedding"}},
     )
     sink = S3Sink(f"s3://{s.bucket}/labels-{s.intent_history_table}", client("s3", s))
-    result = LabelExporter(s, store_client, sink).run(force=True)
+    result = LabelExporter(s, open_store(s, store_client), sink).run(force=True)
     assert result.files[0].startswith(f"s3://{s.bucket}/labels-")
     recs = lines(sink)
     assert [r["self_labeled"] for r in sorted(recs, key=lambda r: r["message"])].count(True) == 1

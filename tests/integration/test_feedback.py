@@ -7,28 +7,18 @@ import concurrent.futures
 import httpx
 import pytest
 
-from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.memory.store import SessionStore
+from assist.memory.dynamodb import DynamoDBStore
 from assist.settings import Settings
-from tests.support.http import serve
+from tests.integration.conftest import answered
 
 pytestmark = pytest.mark.integration
 ALICE, MALLORY = {"X-Assist-User": "alice"}, {"X-Assist-User": "mallory"}
 
 
-@pytest.fixture(scope="module")
-def api(docs_index: Settings):
-    engine = build_engine(docs_index, client("dynamodb", docs_index))
-    with serve(create_app(engine)) as base:
-        yield base
-
-
 def ask(base: str, session_id: str, message: str, headers=ALICE) -> dict:
-    r = httpx.post(base + "/v1/ask", json={"session_id": session_id, "message": message}, headers=headers, timeout=60)
-    assert r.status_code == 200, r.text
-    return r.json()
+    return answered(base, headers, session_id=session_id, message=message)
 
 
 def rate(base: str, session_id: str, turn: int | str, body, headers=ALICE) -> httpx.Response:
@@ -127,7 +117,7 @@ def test_a_turn_that_is_not_a_turn_number_is_400(api, session_id, turn, status):
 
 def test_the_store_refuses_feedback_on_the_header_turn(docs_index, session_id, api):
     ask(api, session_id, "How is the engine configured?")
-    store = SessionStore(client("dynamodb", docs_index), docs_index.sessions_table, docs_index.intent_history_table)
+    store = DynamoDBStore(client("dynamodb", docs_index), docs_index.sessions_table, docs_index.intent_history_table)
     with pytest.raises(LookupError, match="no turn 0"):
         store.set_feedback(session_id, "local:alice", 0, {"rating": "up", "at": "2026-01-01T00:00:00.000+00:00"})
 
@@ -140,6 +130,7 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
     from assist.contracts import AskRequest, FeedbackRequest, QueryType
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
+    from assist.memory.backends import open_store
 
     s = docs_index.with_(sessions_table="s-fb-export", intent_history_table="h-fb-export", export_settle_s=0.0)
     ddb = client("dynamodb", s)
@@ -151,7 +142,7 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
         "fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="ring +34 600 123 456")
     )
     sink = LocalSink(tmp_path / "labels")
-    LabelExporter(s, ddb, sink).run(force=True)
+    LabelExporter(s, open_store(s, ddb), sink).run(force=True)
 
     def records() -> list[dict]:
         return [json.loads(ln) for name in sink.names() for ln in sink.read(name).decode().splitlines()]
@@ -165,7 +156,7 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
 
     # the person changes their mind after the export: the next run carries the turn again, a later revision
     engine.feedback("fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.CODE_GENERATION))
-    again = LabelExporter(s, ddb, sink).run(force=True)
+    again = LabelExporter(s, open_store(s, ddb), sink).run(force=True)
     assert again.records == 1
     examples, _ = read_sources([str(tmp_path / "labels")])
     # one example of the turn, whatever its revisions: the latest label

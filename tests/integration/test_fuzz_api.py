@@ -11,18 +11,14 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
-from assist.api.app import create_app
-from assist.ask.build import build_engine
-from assist.aws.clients import client
-from tests.support.http import serve
+from tests.integration.conftest import served
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def api(docs_index):
-    engine = build_engine(docs_index, client("dynamodb", docs_index))  # no Ollama: extractive answers, fast
-    with serve(create_app(engine)) as base:
+    with served(docs_index) as base:  # no Ollama: extractive answers, fast
         yield base, schemathesis.openapi.from_url(base + "/schema/openapi.json")
 
 

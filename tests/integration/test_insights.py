@@ -17,6 +17,7 @@ from assist.bench.export import populate
 from assist.commands.insights import review
 from assist.contracts import AskRequest, FeedbackRequest, QueryType
 from assist.insights.gather import gather
+from assist.memory.backends import open_store
 from assist.settings import Settings
 from tests.support.http import serve
 
@@ -58,7 +59,7 @@ def test_the_page_shows_the_windows_figures_and_the_gap_topics(env):
     assert "https://" not in page  # nothing fetched from elsewhere
     assert re.search(r"<b>6</b>questions", page)
     # the unanswered questions and the thumbs-down one are gaps, grouped; each group names itself
-    g = gather(s, client("dynamodb", s), 7)
+    g = gather(s, open_store(s), 7)
     assert len(g.gaps()) == sum(
         e.get("retrieval_confidence") in ("low", "none") or e.get("feedback", {}).get("rating") == "down"
         for e in g.entries
@@ -74,7 +75,7 @@ def test_the_page_shows_the_windows_figures_and_the_gap_topics(env):
 
 def test_thumbs_down_turns_are_listed_for_review_redacted(env):
     s, _ = env
-    rows = review(gather(s, client("dynamodb", s), 7).entries)
+    rows = review(gather(s, open_store(s), 7).entries)
     newest = rows[0]
     assert (newest["session_id"], newest["turn"], newest["user_type"]) == ("ok", 1, "PLATFORM")
     assert sorted(r["session_id"] for r in rows) == ["gap-0", "gap-1", "gap-2", "gap-3", "gap-4", "ok"]
@@ -92,12 +93,12 @@ def test_the_window_is_read_by_day_and_counts_exactly_the_turns_created_in_it(do
     expected = sum(
         1 for n in range(300) if now - timedelta(days=10) + timedelta(days=10) / 300 * n >= now - timedelta(days=3)
     )
-    g = gather(s, ddb, 3, now=now)
+    g = gather(s, open_store(s, ddb), 3, now=now)
     assert len(g.entries) == expected
     assert g.queries == 4  # one per day of the window (today and three before), no scan
     scan = sum(query_units(p["Items"]) for p in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table))
     assert g.read_units < scan / 2
-    capped = gather(s, ddb, 3, now=now, max_entries=10)
+    capped = gather(s, open_store(s, ddb), 3, now=now, max_entries=10)
     assert (len(capped.entries), capped.truncated) == (10, True)
 
 

@@ -11,11 +11,12 @@ import pytest
 from assist.aws.clients import client
 from assist.embed.base import EmbedderError
 from assist.index.lock import LOCK_NAME, IndexBusy, writer_lease
-from assist.index.store import FTS_COLUMN, connect, ingest, open_table, refresh_indexes, schema
+from assist.index.store import FTS_COLUMN, connect, open_table, refresh_indexes, schema
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import analyze
 from assist.retrieve.fusion import WeightedRRFReranker
 from assist.retrieve.search import Retriever, SearchOptions
+from assist.sources.sync import ingest
 
 pytestmark = pytest.mark.integration
 

@@ -3,14 +3,10 @@ server) → cascade (shipped model, ONNX MiniLM) → LanceDB retrieval → Ollam
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from assist.api.app import create_app
-from assist.ask.build import build_engine
-from assist.aws.clients import client
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
-from tests.support.http import serve
+from tests.integration.conftest import answered, served
 
 pytestmark = pytest.mark.integration
 MODEL = DEFAULT_CLASSIFIER_MODEL
@@ -44,13 +40,11 @@ def settings(docs_index: Settings, ollama) -> Settings:
 
 
 def api(settings: Settings):
-    return serve(create_app(build_engine(settings, client("dynamodb", settings))))
+    return served(settings)
 
 
 def ask(base: str, **body) -> dict:
-    r = httpx.post(base + "/v1/ask", json=body, timeout=60)
-    assert r.status_code == 200, r.text
-    return r.json()
+    return answered(base, **body)
 
 
 def stage_names(reply: dict) -> list[str]:

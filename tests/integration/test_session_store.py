@@ -13,15 +13,15 @@ import pytest
 
 from assist.aws.clients import client
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.file import FileSessionStore
+from assist.memory.backends import open_store
+from assist.memory.dynamodb import DynamoDBStore
+from assist.memory.sqlite import SQLiteStore
 from assist.memory.store import (
     SessionNotFound,
-    SessionStore,
     StoreUnavailable,
     Turn,
     TurnConflict,
     TurnNotFound,
-    open_store,
 )
 
 pytestmark = pytest.mark.integration
@@ -31,8 +31,8 @@ pytestmark = pytest.mark.integration
 def store(request, base_settings, tmp_path):
     if request.param == "dynamodb":
         s = base_settings
-        return SessionStore(client("dynamodb", s), s.sessions_table, s.intent_history_table)
-    return FileSessionStore(tmp_path / "sessions.sqlite3")
+        return DynamoDBStore(client("dynamodb", s), s.sessions_table, s.intent_history_table)
+    return SQLiteStore(tmp_path / "sessions.sqlite3")
 
 
 def turn(session_id: str, n: int, request_id: str, message: str = "hello", owner: str = "me") -> Turn:
@@ -110,15 +110,15 @@ def test_recent_is_the_last_turns_oldest_first_with_their_intent_entries(store, 
 
 def test_open_store_follows_the_setting(base_settings, tmp_path):
     path = str(tmp_path / "s.sqlite3")
-    assert isinstance(open_store(base_settings.with_(session_store="file", session_store_file=path)), FileSessionStore)
-    assert isinstance(open_store(base_settings), SessionStore)  # an endpoint is configured: auto means DynamoDB
+    assert isinstance(open_store(base_settings.with_(session_store="file", session_store_file=path)), SQLiteStore)
+    assert isinstance(open_store(base_settings), DynamoDBStore)  # an endpoint is configured: auto means DynamoDB
     bare = base_settings.with_(aws_endpoint_url=None, emulator_access_key_id=None, emulator_secret_access_key=None)
-    assert isinstance(open_store(bare.with_(session_store_file=path)), FileSessionStore)
+    assert isinstance(open_store(bare.with_(session_store_file=path)), SQLiteStore)
 
 
 def test_an_unreachable_local_endpoint_says_to_start_the_stack(base_settings, session_id):
     dead = base_settings.with_(aws_endpoint_url="http://127.0.0.1:9")
-    store = SessionStore(client("dynamodb", dead), dead.sessions_table, dead.intent_history_table)
+    store = DynamoDBStore(client("dynamodb", dead), dead.sessions_table, dead.intent_history_table)
     with pytest.raises(StoreUnavailable, match=r"is the local stack running\? Start it with `make run`") as err:
         store.recent(session_id, "me")
     assert not err.value.transient
@@ -126,7 +126,7 @@ def test_an_unreachable_local_endpoint_says_to_start_the_stack(base_settings, se
 
 def test_a_session_file_that_cannot_be_opened_says_which_and_what_to_do(tmp_path, session_id):
     (tmp_path / "blocked").mkdir()
-    store = FileSessionStore(tmp_path / "blocked")  # a directory where the file should be
+    store = SQLiteStore(tmp_path / "blocked")  # a directory where the file should be
     with pytest.raises(StoreUnavailable, match="SESSION_STORE_FILE") as err:
         store.begin_turn(session_id, "me")
     assert str(tmp_path / "blocked") in str(err.value)
@@ -136,9 +136,9 @@ def test_a_session_file_that_cannot_be_opened_says_which_and_what_to_do(tmp_path
 WRITER = """
 import sys
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.file import FileSessionStore
+from assist.memory.sqlite import SQLiteStore
 from assist.memory.store import Turn
-store = FileSessionStore(sys.argv[1])
+store = SQLiteStore(sys.argv[1])
 for i in range(int(sys.argv[3])):
     n = store.begin_turn("shared", "me")
     store.append_turn(Turn("shared", n, f"{sys.argv[2]}-{i}", "m", "a", IntentEntry(QueryType.RETRIEVAL, "m"), "me"))
@@ -151,7 +151,7 @@ def test_the_file_store_keeps_its_guarantees_across_processes(tmp_path: Path):
         subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), f"p{p}", "15"]) for p in range(3)
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
-    turns, intents = FileSessionStore(path).transcript("shared", "me")
+    turns, intents = SQLiteStore(path).transcript("shared", "me")
     assert [t["turn"] for t in turns] == list(range(1, 46))
     assert len({t["request_id"] for t in turns}) == 45
     assert [i["turn"] for i in intents] == list(range(1, 46))

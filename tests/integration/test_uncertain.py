@@ -12,11 +12,9 @@ import openai
 import pytest
 from mcp import Client
 
-from assist.api.app import create_app
-from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.settings import Settings
-from tests.support.http import serve
+from tests.integration.conftest import answered, served
 from tests.support.ollama_server import OllamaTestServer
 
 pytestmark = pytest.mark.integration
@@ -38,16 +36,12 @@ def settings(docs_index: Settings, llm) -> Settings:
 
 @pytest.fixture(scope="module")
 def base(settings: Settings):
-    with serve(create_app(build_engine(settings, client("dynamodb", settings)))) as url:
+    with served(settings) as url:
         yield url
 
 
 def ask(base: str, session_id: str, message: str) -> dict:
-    resp = httpx.post(
-        base + "/v1/ask", json={"session_id": session_id, "message": message, "query_type": "RETRIEVAL"}, timeout=60
-    )
-    assert resp.status_code == 200, resp.text
-    return resp.json()
+    return answered(base, session_id=session_id, message=message, query_type="RETRIEVAL")
 
 
 def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(base, llm, settings, session_id):

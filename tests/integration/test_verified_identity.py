@@ -13,11 +13,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from assist.api.app import create_app
-from assist.ask.build import build_engine
-from assist.aws.clients import client
 from assist.settings import Settings, SettingsError
-from tests.support.http import serve
+from tests.integration.conftest import ask as post_ask
+from tests.integration.conftest import served
 from tests.support.jwks import AUDIENCE, ISSUER, IdentityProvider, rsa_key
 
 pytestmark = pytest.mark.integration
@@ -39,7 +37,7 @@ def settings(docs_index: Settings, idp: IdentityProvider) -> Settings:
 
 @pytest.fixture(scope="module")
 def base(settings: Settings):
-    with serve(create_app(build_engine(settings, client("dynamodb", settings)))) as url:
+    with served(settings) as url:
         yield url
 
 
@@ -48,8 +46,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def ask(base: str, session_id: str, headers: dict[str, str]) -> httpx.Response:
-    body = {"session_id": session_id, "message": QUESTION}
-    return httpx.post(base + "/v1/ask", json=body, headers=headers, timeout=60)
+    return post_ask(base, headers, session_id=session_id, message=QUESTION)
 
 
 @pytest.mark.parametrize(

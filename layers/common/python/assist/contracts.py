@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
+from assist.errors import AssistError
+
 if TYPE_CHECKING:
     from assist.settings import Settings
 
@@ -189,8 +191,10 @@ class Transcript(msgspec.Struct):
     intents: list[TranscriptIntent]
 
 
-class InvalidRequest(ValueError):
+class InvalidRequest(AssistError, ValueError):
     """The request is well-formed JSON of the right shape but breaks a documented limit."""
+
+    status = 400
 
 
 def check_ask(req: AskRequest, settings: Settings) -> None:

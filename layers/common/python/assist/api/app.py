@@ -19,9 +19,9 @@ from assist.api.idempotency import Idempotency
 from assist.api.identity import caller, token_guard
 from assist.api.insights import insights_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
+from assist.errors import AssistError, problem
 from assist.logs import get_logger
-from assist.memory.store import SessionNotFound, StoreUnavailable
-from assist.serverless.execution import ExecutionFailed
+from assist.memory.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -85,10 +85,7 @@ def service(
     return Litestar(
         route_handlers=[*route_handlers, healthz],
         exception_handlers={
-            InvalidRequest: _bad_request,
-            SessionNotFound: _not_found,
-            StoreUnavailable: _unavailable,
-            ExecutionFailed: _unavailable,
+            AssistError: _unexpected,
             ValidationException: _validation,
             ClientException: _client_error,
             Exception: _unexpected,
@@ -125,20 +122,6 @@ def _safe_detail(exc: Exception) -> str:
     return f"{type(exc).__name__}: the answer could not be completed"
 
 
-def _bad_request(request: Request, exc: InvalidRequest) -> Response[dict[str, Any]]:
-    return Response({"status_code": 400, "detail": str(exc)}, status_code=HTTP_400_BAD_REQUEST)
-
-
-def _not_found(request: Request, exc: SessionNotFound) -> Response[dict[str, Any]]:
-    return Response({"status_code": 404, "detail": str(exc)}, status_code=404)
-
-
-def _unavailable(request: Request, exc: StoreUnavailable | ExecutionFailed) -> Response[dict[str, Any]]:
-    reason = "sessions_unavailable" if isinstance(exc, StoreUnavailable) else "execution_failed"
-    headers = {"Retry-After": str(exc.retry_after_s)}
-    return Response({"status_code": 503, "detail": str(exc), "reason": reason}, status_code=503, headers=headers)
-
-
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
     return Response({"status_code": 400, "detail": exc.detail, "extra": exc.extra}, status_code=HTTP_400_BAD_REQUEST)
 
@@ -152,11 +135,14 @@ def _client_error(request: Request, exc: ClientException) -> Response[dict[str, 
 
 
 def _unexpected(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    """Our own errors (`problem`: the status, reason and retry time they carry) and anything unforeseen (a 500)."""
     if isinstance(exc, HTTPException):
         return Response(
             {"status_code": exc.status_code, "detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
         )
-    log.exception("api.unhandled", path=request.url.path, error=type(exc).__name__)
-    return Response(
-        {"status_code": 500, "detail": "internal error; see the server log"}, status_code=HTTP_500_INTERNAL_SERVER_ERROR
-    )
+    p = problem(exc)
+    if p["status"] == HTTP_500_INTERNAL_SERVER_ERROR:
+        log.exception("api.unhandled", path=request.url.path, error=type(exc).__name__)
+    body = {"status_code": p["status"], "detail": p["detail"]} | ({"reason": p["reason"]} if p["reason"] else {})
+    headers = {"Retry-After": str(p["retry_after_s"])} if p["retry_after_s"] else {}
+    return Response(body, status_code=p["status"], headers=headers)

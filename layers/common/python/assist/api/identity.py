@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 LOCAL_HEADER = "x-assist-user"
 VERIFIED_SCOPE_KEY = "assist.verified_caller"  # the token guard's verdict, read by `caller`
+OWNER_SCOPE_KEY = "assist.owner"  # the HTTP caller, handed to the MCP tools in the request scope
 _USER = re.compile(r"^[A-Za-z0-9_.@:+-]{1,128}$")
 #: signature algorithms a key may name: asymmetric only, so a public key can never serve as an HMAC secret
 ASYMMETRIC = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})

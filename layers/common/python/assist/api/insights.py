@@ -20,11 +20,11 @@ def insights_routes(engine: Engine) -> list[Any]:
     embedder = engine.embedder or lazy_embedder(settings)
 
     def connect() -> Any:
-        from assist.aws.clients import client
+        from assist.memory.backends import open_store
 
-        return client("dynamodb", settings)
+        return open_store(settings)
 
-    dynamodb = Lazy(connect)  # boto3 on the first page, not at start-up
+    store = Lazy(connect)  # the store SESSION_STORE names; boto3 on the first page, not at start-up
 
     @get(
         "/insights",
@@ -37,6 +37,6 @@ def insights_routes(engine: Engine) -> list[Any]:
 
         caller(request, settings)  # someone identified, as on every route
         require_admin(request, settings)  # and an admin: the page shows every user's questions
-        return build(settings, dynamodb.get(), embedder, days)[0]
+        return build(settings, store.get(), embedder, days)[0]
 
     return [insights]

@@ -19,9 +19,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
-from assist.api.ways_in import OWNER_SCOPE_KEY
-from assist.contracts import AskRequest, InvalidRequest
-from assist.memory.store import SessionNotFound
+from assist.api.identity import OWNER_SCOPE_KEY
+from assist.contracts import AskRequest
+from assist.errors import AssistError, problem
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -43,7 +43,8 @@ SEARCH_DOCS = (
     "Low or none confidence means the docs may not cover it: try other words (see suggestions) before concluding."
 )
 GET_DOCUMENT = (
-    "Read one whole document by its doc_id (from search_docs or list_documents): its sections in order, each "
+    "Read one whole document by its doc_id (from search_docs or list_documents) or an identifier it is cited by "
+    "(e.g. ADR-12, resolved as search_docs resolves it): its sections in order, each "
     "with its heading and text. Use it after search_docs when a passage lacks the surrounding context. Very long "
     "documents are cut at a section boundary (truncated: true)."
 )
@@ -99,15 +100,23 @@ def build_server(
 
     @server.tool(description=GET_DOCUMENT)
     def get_document(
-        doc_id: Annotated[str, Field(min_length=1, description="a doc_id, e.g. from search_docs")],
+        doc_id: Annotated[
+            str, Field(min_length=1, description="a doc_id (e.g. from search_docs) or an identifier such as ADR-12")
+        ],
     ) -> dict[str, Any]:
         from assist.retrieve.documents import whole_document
 
-        table = engine.retriever().table
+        retriever = engine.retriever()
+        table = retriever.table
+        # an identifier names the document the ranking puts first for it (the one Manifest, ADR 0062)
+        doc_id = _index_call(lambda: retriever.catalog().document(doc_id)) or doc_id
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
             raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
-        total = _index_call(lambda: table.count_rows("doc_id = '" + doc_id.replace("'", "''") + "'"))
+        from lancedb.expr import col, lit
+
+        # count_rows takes SQL text only: the expression renders it, quoting the id
+        total = _index_call(lambda: table.count_rows((col("doc_id") == lit(doc_id)).to_sql()))
         return {
             "doc_id": doc_id,
             "title": chunks[0].title,
@@ -140,8 +149,8 @@ def build_server(
             answer = msgspec.to_builtins(answer_with(req, _owner(ctx, owner)))
         except msgspec.ValidationError as exc:
             raise ToolError(f"session_id must be 1-128 of letters, digits and _ . : - ({exc})") from exc
-        except (InvalidRequest, SessionNotFound) as exc:
-            raise ToolError(str(exc)) from exc
+        except AssistError as exc:
+            raise ToolError(problem(exc)["detail"]) from exc
         return {"answer": answer["answer"] + cited(answer["sources"]), **engine_fields(answer, session, trace=False)}
 
     return server

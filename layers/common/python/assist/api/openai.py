@@ -34,9 +34,8 @@ from litestar.response import ServerSentEvent
 from assist.api.answers import cited, engine_fields, stage_detail
 from assist.api.identity import caller
 from assist.contracts import AskRequest, InvalidRequest, QueryType
+from assist.errors import AssistError, problem
 from assist.logs import get_logger
-from assist.memory.store import SessionNotFound, StoreUnavailable
-from assist.serverless.execution import ExecutionFailed
 
 if TYPE_CHECKING:
     from assist.api.idempotency import Idempotency
@@ -82,7 +81,9 @@ class ChatRequest(msgspec.Struct):
     editor_content: str | None = None
 
 
-class OpenAIError(Exception):
+class OpenAIError(AssistError):
+    """A request these routes refuse in OpenAI's terms: its status, the parameter at fault, its code."""
+
     def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.status, self.param, self.code = status, param, code
@@ -128,9 +129,7 @@ def chat_router(
         "/v1",
         route_handlers=[models, model, completions],
         # every class the app maps too: the most specific handler wins, whatever its layer
-        exception_handlers=dict.fromkeys(
-            (InvalidRequest, SessionNotFound, StoreUnavailable, ExecutionFailed, ClientException, Exception), _error
-        ),
+        exception_handlers=dict.fromkeys((AssistError, ClientException, Exception), _error),
         tags=["OpenAI-compatible"],
     )
 
@@ -290,29 +289,24 @@ def _error_body(status: int, message: str, param: str | None = None, code: str |
 def _error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     """Every failure of these routes in OpenAI's shape, with the status the rest of the API gives it."""
     headers: dict[str, str] = {}
-    param = code = None
-    if isinstance(exc, OpenAIError):
-        status, message, param, code = exc.status, str(exc), exc.param, exc.code
-    elif isinstance(exc, InvalidRequest):
-        status, message, param = 400, str(exc), "messages"
-    elif isinstance(exc, SessionNotFound):
-        status, message, code = 404, str(exc), "session_not_found"
-    elif isinstance(exc, StoreUnavailable | ExecutionFailed):
-        status, message, code = 503, str(exc), "service_unavailable"
-        headers["Retry-After"] = str(exc.retry_after_s)
-    elif isinstance(exc, NotAuthorizedException):
-        status, message, code = 401, str(exc.detail), "no_caller_identity"
+    if isinstance(exc, NotAuthorizedException):
         headers.update(exc.headers or {})  # the WWW-Authenticate challenge
-    elif isinstance(exc, ValidationException):  # the body's shape: litestar names the field in `extra`
+        body = _error_body(401, str(exc.detail), code="no_caller_identity")
+        return Response(body, status_code=401, headers=headers)
+    if isinstance(exc, ValidationException):  # the body's shape: litestar names the field in `extra`
         problems = exc.extra if isinstance(exc.extra, list) else []
-        status, message = 400, "; ".join(f"{p.get('key', 'body')}: {p.get('message')}" for p in problems) or exc.detail
-        param = problems[0].get("key") if problems else None
-    elif isinstance(exc, HTTPException):  # invalid JSON comes here, as a 400
-        status, message = exc.status_code, str(exc.detail)
+        message = "; ".join(f"{p.get('key', 'body')}: {p.get('message')}" for p in problems) or exc.detail
+        return Response(_error_body(400, message, problems[0].get("key") if problems else None), status_code=400)
+    if isinstance(exc, HTTPException):  # invalid JSON comes here, as a 400
+        message = str(exc.detail)
         if isinstance(exc.__cause__, SerializationException):
             message = f"request body is not valid JSON: {exc.detail}"
-        headers.update(exc.headers or {})
-    else:
+        return Response(_error_body(exc.status_code, message), status_code=exc.status_code, headers=exc.headers)
+    p = problem(exc)
+    if p["status"] == 500:
         log.exception("openai.unhandled", path=request.url.path, error=type(exc).__name__)
-        status, message = 500, "internal error; see the server log"
-    return Response(_error_body(status, message, param, code), status_code=status, headers=headers)
+    if p["retry_after_s"]:
+        headers["Retry-After"] = str(p["retry_after_s"])
+    # a request the engine refuses is about the messages, unless these routes named the parameter
+    param = exc.param if isinstance(exc, OpenAIError) else "messages" if isinstance(exc, InvalidRequest) else None
+    return Response(_error_body(p["status"], p["detail"], param, p["code"]), status_code=p["status"], headers=headers)

@@ -13,7 +13,7 @@ import anyio
 from litestar import Request, asgi
 from litestar.exceptions import MethodNotAllowedException, NotFoundException
 
-from assist.api.identity import caller
+from assist.api.identity import OWNER_SCOPE_KEY, caller
 from assist.api.openai import chat_router
 
 if TYPE_CHECKING:
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from assist.api.idempotency import Idempotency
     from assist.ask.engine import Engine
     from assist.contracts import AskRequest
-
-OWNER_SCOPE_KEY = "assist.owner"  # the HTTP caller, handed to the MCP tools in the request scope
 
 
 def ways_in(

@@ -58,9 +58,10 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
     from assist.ask.engine import Engine
 
     embedder = lazy_embedder(settings)
+    index = lazy_index(settings)
 
     def store() -> Any:
-        from assist.memory.store import open_store
+        from assist.memory.backends import open_store
 
         return open_store(settings, dynamodb)
 
@@ -75,8 +76,8 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
         cast(Any, Lazy(store)),
         cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
         cast(Any, Lazy(slots)),
-        retriever=lazy_retriever(settings, embedder),
-        corpus=lazy_corpus(settings),
+        retriever=lazy_retriever(settings, embedder, index),
+        corpus=lazy_corpus(settings, index),
         embedder=embedder,
     )
 
@@ -138,34 +139,50 @@ def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
     return once(build)
 
 
-def lazy_retriever(settings: Settings, embedder: Callable[[], Embedder] | None = None) -> Callable[[], Any]:
-    """A factory that opens the index on first call, once, thread-safely."""
+def lazy_index(settings: Settings) -> Callable[[], Any]:
+    """The live index version's database, connected on first call and again when the version moves (ADR 0067):
+    the retriever and the corpus share it."""
+
+    def open_db(live: Settings) -> Any:
+        from assist.index.store import connect
+
+        return connect(live.index_uri, live.storage_options())
+
+    return _live(open_db, settings)
+
+
+def lazy_retriever(
+    settings: Settings, embedder: Callable[[], Embedder] | None = None, db: Callable[[], Any] | None = None
+) -> Callable[[], Any]:
+    """A factory that opens the index on first call, thread-safely, and again when a new version goes live."""
     embedder = embedder or lazy_embedder(settings)
+    index = db or lazy_index(settings)
 
     def open_retriever(live: Settings) -> Any:
-        from assist.index.store import connect, open_table
-        from assist.retrieve.catalog import from_manifest
+        from assist.index.store import open_table
+        from assist.retrieve.manifest import load
         from assist.retrieve.search import Retriever, SearchOptions
 
-        db = connect(live.index_uri, live.storage_options())
+        database = index()  # the same live version (one handle: both see the version move together)
         return Retriever(
-            open_table(live, embedder(), db),
+            open_table(live, embedder(), database),
             embedder(),
             SearchOptions.from_settings(live),
-            catalog=from_manifest(db, live.index_table),
+            catalog=lambda: load(database, live.index_uri, live.index_table),
         )
 
     return _live(open_retriever, settings)
 
 
-def lazy_corpus(settings: Settings) -> Callable[[], Any]:
-    """The index's corpus manifest (ADR 0042), read on first call, once; None when the index has none."""
+def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Callable[[], Any]:
+    """The index's corpus manifest (ADR 0042, 0062), read on first call and for each live version; None when the
+    index has none."""
+    index = db or lazy_index(settings)
 
     def open_corpus(live: Settings) -> Any:
-        from assist.index.store import connect
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(connect(live.index_uri, live.storage_options()), live.index_table)
+        return Corpus.open(index(), live.index_uri, live.index_table)
 
     return _live(open_corpus, settings)
 

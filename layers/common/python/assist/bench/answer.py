@@ -150,7 +150,7 @@ def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) ->
 def serve_in_thread(app: Any) -> tuple[str, Any]:
     import uvicorn
 
-    from assist.local.stack import free_port
+    from assist.local.ports import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

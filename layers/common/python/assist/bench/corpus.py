@@ -139,7 +139,7 @@ def latency(settings: Settings, rounds: int) -> dict[str, Any]:
 
 def run(settings: Settings, rounds: int = 3, documents: int = 1000, index_dir: str | None = None) -> dict[str, Any]:
     from assist.embed import build_embedder
-    from assist.index.store import ingest
+    from assist.sources.sync import ingest
 
     docs = REPO / "docs"
     with tempfile.TemporaryDirectory(prefix="assist-bench-corpus-") as tmp:

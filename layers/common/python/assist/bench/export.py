@@ -26,9 +26,10 @@ def populate(
     """Write N turns as the engine does (the store's own item shapes), in batches; with `confidences`, the
     turns' retrieval confidences cycle through them."""
     from assist.contracts import IntentEntry, QueryType
-    from assist.memory.store import SessionStore, Turn
+    from assist.memory.dynamodb import DynamoDBStore
+    from assist.memory.store import Turn
 
-    store = SessionStore(ddb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    store = DynamoDBStore(ddb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
     step = span / max(1, entries)
     pending: dict[str, list[dict[str, Any]]] = {settings.sessions_table: [], settings.intent_history_table: []}
 
@@ -66,22 +67,24 @@ def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
     from assist.local.stack import MotoServer, local_settings
+    from assist.memory.dynamodb import DynamoDBStore
 
     moto = MotoServer().start()
     try:
         s = local_settings(settings, moto.url, None).with_(export_settle_s=0.0)
         ddb = client("dynamodb", s)
+        store = DynamoDBStore(ddb, s.sessions_table, s.intent_history_table)
         ensure_resources(s, ddb, client("s3", s))
         t0 = time.perf_counter()
         populate(s, ddb, entries, sessions, datetime.now(UTC) - timedelta(days=1, hours=1), span=timedelta(days=1))
         load_s = time.perf_counter() - t0
 
         with tempfile.TemporaryDirectory() as out:
-            first = LabelExporter(s, ddb, LocalSink(out)).run(force=True)
+            first = LabelExporter(s, store, LocalSink(out)).run(force=True)
             new = max(1, entries // 100)  # a day of traffic later: 1% new entries
             populate(s, ddb, new, max(1, new // 5), datetime.now(UTC), timedelta(seconds=1), "later")
             time.sleep(1.1)  # the next run exports up to "now": let the new turns' timestamps pass
-            later = LabelExporter(s, ddb, LocalSink(out)).run(force=True)
+            later = LabelExporter(s, store, LocalSink(out)).run(force=True)
         scan_units, t1 = 0.0, time.perf_counter()
         for page in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table):
             scan_units += query_units(page.get("Items", []))

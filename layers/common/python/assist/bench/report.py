@@ -25,6 +25,7 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
     from assist.insights.gather import gather
     from assist.insights.render import page
     from assist.local.stack import MotoServer, local_settings
+    from assist.memory.dynamodb import DynamoDBStore
 
     moto = MotoServer().start()
     try:
@@ -37,7 +38,9 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
         populate(s, ddb, entries, sessions, now - span, span=span, confidences=CONFIDENCES)
         load_s = time.perf_counter() - t0
 
-        g = gather(s, ddb, days, now=now + timedelta(seconds=1))
+        g = gather(
+            s, DynamoDBStore(ddb, s.sessions_table, s.intent_history_table), days, now=now + timedelta(seconds=1)
+        )
         embedder = lazy_embedder(s)()
         t1 = time.perf_counter()
         gaps = clusters([e["message"] for e in g.gaps()], embedder)

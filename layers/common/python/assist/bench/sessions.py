@@ -38,18 +38,18 @@ def run(settings: Settings, turns: int = 200) -> dict[str, Any]:
     from assist.aws.clients import client
     from assist.aws.resources import ensure_resources
     from assist.local.stack import MotoServer, local_settings
-    from assist.memory.file import FileSessionStore
-    from assist.memory.store import SessionStore
+    from assist.memory.dynamodb import DynamoDBStore
+    from assist.memory.sqlite import SQLiteStore
 
     moto = MotoServer().start()
     try:
         s = local_settings(settings, moto.url, None)
         ddb = client("dynamodb", s)
         ensure_resources(s, ddb, client("s3", s))
-        dynamodb = medians(SessionStore(ddb, s.sessions_table, s.intent_history_table), turns)
+        dynamodb = medians(DynamoDBStore(ddb, s.sessions_table, s.intent_history_table), turns)
     finally:
         moto.stop()
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as tmp:
-        file = medians(FileSessionStore(Path(tmp) / "sessions.sqlite3"), turns)
+        file = medians(SQLiteStore(Path(tmp) / "sessions.sqlite3"), turns)
     ratio = {k: round(file[k] / dynamodb[k], 3) if dynamodb[k] else None for k in file}
     return {"turns": turns, "file": file, "dynamodb": dynamodb, "ratio_file_to_dynamodb": ratio}

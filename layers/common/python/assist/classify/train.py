@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -268,18 +269,32 @@ def _mean_scores(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _prepare(examples: list[Example], embedder: Embedder) -> tuple[Any, ...]:
-    """What both training and cross-validation start from: classes, head labels, row weights, heads, the
-    history prior, word/char terms and the embeddings."""
-    classes = sorted({e.label for e in examples})
-    y = [head_label(e) for e in examples]
-    w = np.array([e.weight for e in examples])
-    references = sorted({h for h in y if is_reference_head(h)})
-    heads = classes + references
-    prior = history_prior(examples, y, [h.partition(":")[2] for h in references]) if references else None
-    docs = [terms(e.text) for e in examples]
-    vectors = embedder.embed([e.text for e in examples])
-    return classes, y, w, heads, prior, docs, vectors
+@dataclass(frozen=True)
+class TrainingSet:
+    """What both training and cross-validation start from, one row per example."""
+
+    classes: list[str]  # the labels, sorted
+    y: list[str]  # each row's head: its label, or `@inherit:TYPE` for a reference to the previous turn
+    w: np.ndarray  # row weights
+    heads: list[str]  # the classes, then the reference heads
+    prior: dict[str, float] | None  # the history prior of the reference heads (None without any)
+    docs: list[dict[str, list[str]]]  # word and character terms
+    vectors: np.ndarray  # the embeddings
+
+    @classmethod
+    def of(cls, examples: list[Example], embedder: Embedder) -> TrainingSet:
+        classes = sorted({e.label for e in examples})
+        y = [head_label(e) for e in examples]
+        references = sorted({h for h in y if is_reference_head(h)})
+        return cls(
+            classes=classes,
+            y=y,
+            w=np.array([e.weight for e in examples]),
+            heads=classes + references,
+            prior=history_prior(examples, y, [h.partition(":")[2] for h in references]) if references else None,
+            docs=[terms(e.text) for e in examples],
+            vectors=embedder.embed([e.text for e in examples]),
+        )
 
 
 def cross_validate(
@@ -298,27 +313,31 @@ def cross_validate(
     both with the temperature of the message-grouped CV, as `train` ships it. With `cluster_rows`, the clusters are
     fitted on the first rows only and the figures are also given for those rows: two versions of a seed that share
     their first rows are then compared on the same folds of those rows."""
-    classes, y, w, heads, prior, docs, vectors = _prepare(examples, embedder)
+    t = TrainingSet.of(examples, embedder)
     prev = [previous_type(e.history_types) for e in examples]
-    k = min(folds, min(Counter(y).values()))
-    oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k))
-    temperature = _fit_temperature(oof, heads, classes, examples, prior)
+    k = min(folds, min(Counter(t.y).values()))
+    oof = _oof_logits(t.vectors, t.docs, t.y, t.w, t.heads, c, _folds(examples, t.y, k))
+    temperature = _fit_temperature(oof, t.heads, t.classes, examples, t.prior)
 
     def probs(logits: np.ndarray) -> np.ndarray:
-        return resolve(softmax(logits / temperature), heads, classes, prev, prior)[0]
+        return resolve(softmax(logits / temperature), t.heads, t.classes, prev, t.prior)[0]
 
     out: dict[str, Any] = {
         "rows": len(examples),
         "temperature": round(temperature, 4),
-        "history_prior": prior,
-        "message_grouped": scores(examples, probs(oof), classes, threshold),
+        "history_prior": t.prior,
+        "message_grouped": scores(examples, probs(oof), t.classes, threshold),
     }
     runs, first = [], []
     for seed in range(seeds):
-        p = probs(_oof_logits(vectors, docs, y, w, heads, c, topic_folds(vectors, folds, topics, seed, cluster_rows)))
-        runs.append(scores(examples, p, classes, threshold))
+        p = probs(
+            _oof_logits(
+                t.vectors, t.docs, t.y, t.w, t.heads, c, topic_folds(t.vectors, folds, topics, seed, cluster_rows)
+            )
+        )
+        runs.append(scores(examples, p, t.classes, threshold))
         if cluster_rows:
-            first.append(scores(examples[:cluster_rows], p[:cluster_rows], classes, threshold))
+            first.append(scores(examples[:cluster_rows], p[:cluster_rows], t.classes, threshold))
     out["topic_clustered"] = {"topics": topics, "folds": folds, **_mean_scores(runs)}
     if cluster_rows:
         out["topic_clustered_first_rows"] = {"cluster_rows": cluster_rows, **_mean_scores(first)}
@@ -344,37 +363,41 @@ def train(
     classes = sorted({e.label for e in examples})
     if len(classes) < 2:
         raise ValueError(f"training needs at least two labels; got {classes}")
-    classes, y, w, heads, prior, docs, vectors = _prepare(examples, embedder)
+    t = TrainingSet.of(examples, embedder)
     log.info("classifier.train_embedded", rows=len(examples), seconds=round(time.perf_counter() - started, 1))
 
     # Out-of-fold logits: what the model says about rows it never saw, for calibration and metrics.
-    k = min(folds, min(Counter(y).values()))
+    k = min(folds, min(Counter(t.y).values()))
     cv: dict[str, Any] = {"folds": k}
     temperature = 1.0
     guard_vectors = embedder.embed([e.text for e in guard]) if guard else None
     gated = targets is not None and guard_vectors is not None and k >= 2
     if k >= 2:
         extra = (guard_vectors, [terms(e.text) for e in guard]) if gated and guard else None
-        oof = _oof_logits(vectors, docs, y, w, heads, c, _folds(examples, y, k), extra)
+        oof = _oof_logits(t.vectors, t.docs, t.y, t.w, t.heads, c, _folds(examples, t.y, k), extra)
         oof, guard_oof = oof if extra is not None else (oof, None)
-        temperature = _fit_temperature(oof, heads, classes, examples, prior)
+        temperature = _fit_temperature(oof, t.heads, t.classes, examples, t.prior)
         prev = [previous_type(e.history_types) for e in examples]
-        raw, _ = resolve(softmax(oof), heads, classes, prev, prior)
-        calibrated, _ = resolve(softmax(oof / temperature), heads, classes, prev, prior)
-        cv["uncalibrated"] = scores(examples, raw, classes, threshold)
-        cv["calibrated"] = scores(examples, calibrated, classes, threshold)
+        raw, _ = resolve(softmax(oof), t.heads, t.classes, prev, t.prior)
+        calibrated, _ = resolve(softmax(oof / temperature), t.heads, t.classes, prev, t.prior)
+        cv["uncalibrated"] = scores(examples, raw, t.classes, threshold)
+        cv["calibrated"] = scores(examples, calibrated, t.classes, threshold)
 
-    blocks, coef, intercept = _fit(vectors, docs, y, w, heads, c)
+    blocks, coef, intercept = _fit(t.vectors, t.docs, t.y, t.w, t.heads, c)
     centroids, guard_threshold, guard_figures = fit_guard(
-        vectors, [e.label for e in examples], w, classes, guard_vectors
+        t.vectors, [e.label for e in examples], t.w, t.classes, guard_vectors
     )
     gate: dict[str, Any] | None = None
     if gated and guard and targets is not None and guard_oof is not None:
-        _, loo, out = guard_similarities(vectors, [e.label for e in examples], w, classes, guard_vectors)
+        _, loo, out = guard_similarities(t.vectors, [e.label for e in examples], t.w, t.classes, guard_vectors)
         assert out is not None
-        truth = np.array([classes.index(e.label) for e in examples])
+        truth = np.array([t.classes.index(e.label) for e in examples])
         guard_probs, _ = resolve(
-            softmax(guard_oof / temperature), heads, classes, [previous_type(e.history_types) for e in guard], prior
+            softmax(guard_oof / temperature),
+            t.heads,
+            t.classes,
+            [previous_type(e.history_types) for e in guard],
+            t.prior,
         )
         known = Rows(calibrated.max(axis=1), loo, calibrated.argmax(axis=1) == truth)
         unknown = Rows(guard_probs.max(axis=1), out)
@@ -392,8 +415,8 @@ def train(
         }
     doc = {
         "format": FORMAT,
-        "classes": classes,
-        "heads": heads,
+        "classes": t.classes,
+        "heads": t.heads,
         "embedder": {"id": embedder.id, "dim": embedder.dim},
         "threshold": threshold,
         "calibration": {"method": "temperature", "temperature": round(temperature, DIGITS)},
@@ -408,8 +431,8 @@ def train(
                 for name, b in blocks.items()
             },
             "history": (
-                {"method": "typed @inherit heads weighed by Bayes' rule against the own classes", "prior": prior}
-                if prior is not None
+                {"method": "typed @inherit heads weighed by Bayes' rule against the own classes", "prior": t.prior}
+                if t.prior is not None
                 else None
             ),
         },
@@ -422,7 +445,7 @@ def train(
         "intercept": np.round(intercept, DIGITS).tolist(),
         "training": {
             "rows": len(examples),
-            "heads": dict(sorted(Counter(y).items())),
+            "heads": dict(sorted(Counter(t.y).items())),
             "data_sha256": examples_digest(examples),
             "sources": sources or [],
             "guard_rows": len(guard or []),

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from assist.aws.resources import TEMPLATE
     from assist.contracts import AskRequest
     from assist.embed import build_embedder
-    from assist.index.store import ensure_index
+    from assist.sources.sync import ensure_index
 
     s = settings()
     engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file

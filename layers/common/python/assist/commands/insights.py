@@ -24,10 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     rv.set_defaults(func=run_review)
 
 
-def _dynamodb(s: Any) -> Any:
-    from assist.aws.clients import client
+def _store(s: Any) -> Any:
+    from assist.memory.backends import open_store
 
-    return client("dynamodb", s)
+    return open_store(s)  # the one SESSION_STORE names: the embedded file or DynamoDB
 
 
 def run_report(args: argparse.Namespace) -> int:
@@ -37,7 +37,7 @@ def run_report(args: argparse.Namespace) -> int:
     from assist.insights.render import build
 
     s = settings()
-    html, figures = build(s, _dynamodb(s), lazy_embedder(s), args.days)
+    html, figures = build(s, _store(s), lazy_embedder(s), args.days)
     Path(args.out).write_text(html, encoding="utf-8")
     if args.json:
         emit({"out": args.out, **figures})
@@ -74,7 +74,7 @@ def run_review(args: argparse.Namespace) -> int:
     from assist.insights.gather import gather
 
     s = settings()
-    rows = review(gather(s, _dynamodb(s), args.days).entries)
+    rows = review(gather(s, _store(s), args.days).entries)
     if args.json:
         emit({"days": args.days, "count": len(rows), "turns": rows})
         return 0

@@ -511,10 +511,10 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
     from assist.aws.resources import ensure_resources
     from assist.deploy.jwks import LoopbackIssuer
     from assist.embed import build_embedder
-    from assist.index.store import ingest
     from assist.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
     from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
     from assist.local.statemachine import enable_interpreter
+    from assist.sources.sync import ingest
 
     with contextlib.ExitStack() as exit_stack:
         issuer = LoopbackIssuer(AUDIENCE)

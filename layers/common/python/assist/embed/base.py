@@ -9,8 +9,6 @@ from assist.errors import AssistError
 if TYPE_CHECKING:
     import numpy as np
 
-    from assist.settings import Settings
-
 
 class EmbedderError(AssistError, RuntimeError):
     """The embedder cannot produce vectors (model missing, service down, bad reply)."""
@@ -28,23 +26,6 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         ...
-
-
-def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "minilm":
-        from assist.embed.onnx import OnnxEmbedder
-
-        return OnnxEmbedder.load(settings.embed_model_dir)
-    if settings.embedder.startswith("ollama:"):
-        from assist.embed.ollama import OllamaEmbedder
-
-        return OllamaEmbedder(
-            host=settings.ollama_host,
-            model=settings.embedder.split(":", 1)[1],
-            timeout_s=settings.ollama_timeout_s,
-            api_key=settings.ollama_api_key,
-        )
-    raise EmbedderError(f"EMBEDDER={settings.embedder!r}: expected 'minilm' or 'ollama:<model>'")
 
 
 def check_same(expected_id: str, expected_dim: int, embedder: Embedder, what: str) -> None:

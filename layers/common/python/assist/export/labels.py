@@ -23,27 +23,17 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from assist import metrics
-from assist.aws.capacity import batch_get_units, query_units
-from assist.errors import AssistError
 from assist.export.redact import redact
 from assist.logs import get_logger
-from assist.memory.file import HISTORY, FileSessionStore
-from assist.memory.store import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY
+from assist.memory.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
+    from assist.memory.store import Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
-WATERMARK = ("#export", 0)  # '#' never starts a user session id
-WATERMARK_KEY = {"session_id": {"S": WATERMARK[0]}, "turn": {"N": str(WATERMARK[1])}}
-NEVER = 2**62  # the embedded store's watermark row never expires
-BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
 SCHEMA_VERSION = 1
-
-
-class ExportBusy(AssistError):
-    """Another export holds the watermark (its pending range is not this run's)."""
 
 
 @dataclass
@@ -69,22 +59,19 @@ def part_name(day: str, start: str, end: str) -> str:
 
 
 class LabelExporter:
-    """`dynamodb`: the client of the DynamoDB tables; `history` instead, another store's history
-    (`FileHistory`: the embedded store)."""
+    """The export of one session store's intent history (either backend: `Store`) into a sink."""
 
-    def __init__(self, settings: Settings, dynamodb: Any, sink: Sink, history: History | None = None) -> None:
+    def __init__(self, settings: Settings, store: Store, sink: Sink) -> None:
         self._s = settings
-        self._history = history or DynamoHistory(settings, dynamodb)
+        self._store = store
         self._sink = sink
-
-    @property
-    def read_units(self) -> float:
-        return self._history.read_units
+        self._units_before = 0.0
 
     def run(self, force: bool = False, now: datetime | None = None) -> ExportResult:
         t0 = time.perf_counter()
+        self._units_before = self._store.read_units
         now = now or datetime.now(UTC)
-        mark = self._history.watermark()
+        mark = self._store.export_mark()
         pending = mark.get("pending")
         start = (
             pending["start"]
@@ -92,7 +79,7 @@ class LabelExporter:
             else mark.get("watermark") or _iso(now - timedelta(days=self._s.session_ttl_days))
         )
         end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export_settle_s))
-        entries = self._history.entries(start, end) if end > start else []
+        entries = self.entries(start, end) if end > start else []
         sessions = {e["session_id"] for e in entries}
         result = ExportResult(
             sessions=len(sessions),
@@ -112,13 +99,23 @@ class LabelExporter:
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
         if not pending:
-            self._history.claim(mark.get("watermark"), start, end, sorted(parts))
+            self._store.claim_export(mark.get("watermark"), start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))
-        self._history.commit(end)
+        self._store.commit_export(end)
         result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
+
+    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
+        """Intent-history items whose export key lies strictly between start and end: the days' pages."""
+        out: list[dict[str, Any]] = []
+        day = datetime.fromisoformat(start[:10]).date()
+        while day.isoformat() <= end[:10]:
+            for page in self._store.history_pages(day.isoformat(), after=start, before=end):
+                out += page.items
+            day += timedelta(days=1)
+        return out
 
     def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         from assist.export.hash_key import hash_key
@@ -146,7 +143,7 @@ class LabelExporter:
         return records
 
     def _done(self, result: ExportResult, t0: float) -> ExportResult:
-        result.read_units = round(self.read_units, 2)
+        result.read_units = round(self._store.read_units - self._units_before, 2)
         result.seconds = round(time.perf_counter() - t0, 3)
         log.info(
             "export.finished",
@@ -159,144 +156,6 @@ class LabelExporter:
         )
         metrics.exported(result.records)
         return result
-
-
-class History:
-    """Where the export reads entries and keeps its watermark: the intent history of one store."""
-
-    read_units = 0.0  # DynamoDB read capacity used (estimated); a file costs none
-
-    def watermark(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
-        """Intent-history items whose export key lies strictly between start and end, as plain values."""
-        raise NotImplementedError
-
-    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
-        """Record the range as pending, if the watermark is still `current` and nothing is pending (else ExportBusy)."""
-        raise NotImplementedError
-
-    def commit(self, end: str) -> None:
-        """Move the watermark to `end` and drop the pending range (which must be this one)."""
-        raise NotImplementedError
-
-
-class DynamoHistory(History):
-    """The intent-history table: a Query per day on its export index, the watermark as an item."""
-
-    def __init__(self, settings: Settings, dynamodb: Any) -> None:
-        from boto3.dynamodb.types import TypeDeserializer
-
-        self._s = settings
-        self._db = dynamodb
-        self._de = TypeDeserializer()
-        self.read_units = 0.0
-
-    def watermark(self) -> dict[str, Any]:
-        item = self._db.get_item(
-            TableName=self._s.intent_history_table,
-            Key=WATERMARK_KEY,
-            ConsistentRead=True,
-        )
-        self.read_units += batch_get_units([item["Item"]], consistent=True) if "Item" in item else 1.0
-        return self._plain(item.get("Item", {}))
-
-    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        day = datetime.fromisoformat(start[:10]).date()
-        while day.isoformat() <= end[:10]:
-            kwargs: dict[str, Any] = {
-                "TableName": self._s.intent_history_table,
-                "IndexName": EXPORT_INDEX,
-                "KeyConditionExpression": "#d = :d AND #k BETWEEN :a AND :b",
-                "ExpressionAttributeNames": {"#d": EXPORT_DAY, "#k": EXPORT_KEY},
-                "ExpressionAttributeValues": {":d": {"S": day.isoformat()}, ":a": {"S": start}, ":b": {"S": end}},
-            }
-            while True:
-                page = self._db.query(**kwargs)
-                self.read_units += query_units(page.get("Items", []))
-                out += [self._plain(i) for i in page.get("Items", []) if start < i[EXPORT_KEY]["S"] < end]
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            day += timedelta(days=1)
-        return out
-
-    def _plain(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._de.deserialize(v) for k, v in item.items()}
-
-    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
-        cond = "attribute_not_exists(pending) AND " + (
-            "watermark = :current" if current else "attribute_not_exists(watermark)"
-        )
-        values: dict[str, Any] = {
-            ":p": {"M": {"start": {"S": start}, "end": {"S": end}, "parts": {"L": [{"S": p} for p in parts]}}}
-        }
-        if current:
-            values[":current"] = {"S": current}
-        try:
-            self._db.update_item(
-                TableName=self._s.intent_history_table,
-                Key=WATERMARK_KEY,
-                UpdateExpression="SET pending = :p",
-                ConditionExpression=cond,
-                ExpressionAttributeValues=values,
-            )
-        except self._db.exceptions.ConditionalCheckFailedException as exc:
-            raise ExportBusy(BUSY) from exc
-
-    def commit(self, end: str) -> None:
-        self._db.update_item(
-            TableName=self._s.intent_history_table,
-            Key=WATERMARK_KEY,
-            UpdateExpression="SET watermark = :end, exported_at = :now REMOVE pending",
-            ConditionExpression="pending.#e = :end",
-            ExpressionAttributeNames={"#e": "end"},
-            ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": _iso(datetime.now(UTC))}},
-        )
-
-
-class FileHistory(History):
-    """The embedded store's intent history (ADR 0044): entries in export-key order from the file's
-    index on that column, the watermark a row of its own, claimed and committed in transactions
-    with the same conditions as the DynamoDB item's."""
-
-    def __init__(self, store: FileSessionStore) -> None:
-        self._store = store
-
-    def watermark(self) -> dict[str, Any]:
-        return self._store.item(self._store.connection(), HISTORY, *WATERMARK) or {}
-
-    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
-        rows = self._store.connection().execute(
-            f"SELECT item FROM {HISTORY} WHERE export_key > ? AND export_key < ? ORDER BY export_key", (start, end)
-        )
-        return [json.loads(r[0]) for r in rows.fetchall()]
-
-    def claim(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
-        with self._store.transaction() as db:
-            mark = self._store.item(db, HISTORY, *WATERMARK) or {}
-            if "pending" in mark or mark.get("watermark") != current:
-                raise ExportBusy(
-                    "another export is running (the watermark moved or holds a pending range); retry later"
-                )
-            self._put(db, {**mark, "pending": {"start": start, "end": end, "parts": parts}})
-
-    def commit(self, end: str) -> None:
-        with self._store.transaction() as db:
-            mark = self._store.item(db, HISTORY, *WATERMARK) or {}
-            if mark.get("pending", {}).get("end") != end:
-                raise ExportBusy("the export's pending range changed under it; run the export again")
-            mark.pop("pending")
-            self._put(db, {**mark, "watermark": end, "exported_at": _iso(datetime.now(UTC))})
-
-    def _put(self, db: Any, mark: dict[str, Any]) -> None:
-        columns = "session_id, turn, expires_at, export_key, item"
-        db.execute(
-            f"INSERT OR REPLACE INTO {HISTORY} ({columns}) VALUES (?, ?, ?, NULL, ?)",
-            (*WATERMARK, NEVER, json.dumps(mark)),
-        )
 
 
 def user_label(entry: dict[str, Any]) -> dict[str, Any]:
@@ -331,10 +190,7 @@ def run_export(settings: Settings, force: bool = False) -> ExportResult:
     from assist.export.sink import open_sink
 
     uri = settings.classifier_export_dir
-    sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
-    if settings.session_backend == "file":  # the embedded store (SESSION_STORE)
-        from assist.memory.file import FileSessionStore
+    from assist.memory.backends import open_store
 
-        store = FileSessionStore(settings.session_store_file, settings.session_ttl_days)
-        return LabelExporter(settings, None, sink, FileHistory(store)).run(force=force)
-    return LabelExporter(settings, client("dynamodb", settings), sink).run(force=force)
+    sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
+    return LabelExporter(settings, open_store(settings), sink).run(force=force)

@@ -108,9 +108,11 @@ def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str
     if table is None:
         db.create_table(name, data=rows, schema=schema)
         return len(rows)
+    from lancedb.expr import col
+
     stale = changed + removed
     for i in range(0, len(stale), 500):
-        table.delete("doc_id IN (" + ", ".join("'" + d.replace("'", "''") + "'" for d in stale[i : i + 500]) + ")")
+        table.delete(col("doc_id").isin(stale[i : i + 500]))
     if rows:
         table.add(rows)
     return len(stale)

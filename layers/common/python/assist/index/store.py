@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,33 +101,6 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
     check_same(built_id, built_dim, embedder, f"the index at {where}")
 
 
-def ingest(
-    root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True, s3: Any = None
-) -> IngestStats:
-    """Bring the index in line with the documents under root (a folder, or a source `assist.sources`
-    reads); only changed documents are re-embedded. `s3`: a client for the writer lease of an `s3://` index."""
-    from assist.sources.spec import SourceError, SourceSpec
-    from assist.sources.sync import ingest_stats, sync_sources
-
-    try:
-        return ingest_stats(sync_sources([SourceSpec(str(root))], settings, embedder, progress, s3))
-    except SourceError as exc:
-        raise IndexUnavailable(str(exc)) from exc
-
-
-def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Path) -> IngestStats | None:
-    """First use from a checkout: index `docs` (with a progress bar on stderr) when a local index has
-    no table yet; None when there is one (kept as it is: `assist index` refreshes it) or it is on S3.
-    `embedder` builds the embedder, called only when there is something to index."""
-    if settings.index_is_s3 or not docs.is_dir():
-        return None
-    db = connect(settings.index_uri)
-    if settings.index_table in db.table_names() and "url" in db.open_table(settings.index_table).schema.names:
-        return None
-    log.info("index.first_use", index=settings.index_uri, docs=str(docs))
-    return ingest(docs, settings, embedder(), progress=True)
-
-
 def sync(
     docs: dict[str, tuple[str, list[DocChunk]]],
     settings: Settings,
@@ -177,10 +149,13 @@ def write(
 def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
+    from lancedb.expr import col
+
     cols = ["id", "doc_id", "title", "heading", "source", "ordinal", "doc_hash", "text", "url"]
     for i in range(0, len(doc_ids), DELETE_BATCH):
-        where = "doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in doc_ids[i : i + DELETE_BATCH]) + ")"
-        rows = table.search().where(where).select(cols).limit(None).to_list()
+        rows = (
+            table.search().where(col("doc_id").isin(doc_ids[i : i + DELETE_BATCH])).select(cols).limit(None).to_list()
+        )
         for r in sorted(rows, key=lambda r: (r["doc_id"], r["ordinal"])):
             _, chunks = out.setdefault(r["doc_id"], (r["doc_hash"], []))
             chunks.append(DocChunk(*(r[c] for c in cols if c != "doc_hash")))
@@ -220,9 +195,11 @@ def _sync(
     if table is None:
         table = db.create_table(settings.index_table, data=rows, schema=schema(embedder))
     else:
+        from lancedb.expr import col
+
         stale = changed + removed
         for i in range(0, len(stale), DELETE_BATCH):  # one predicate per batch: a 5,000-term OR is slow to plan
-            table.delete("doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in stale[i : i + DELETE_BATCH]) + ")")
+            table.delete(col("doc_id").isin(stale[i : i + DELETE_BATCH]))
         if rows:
             table.add(rows)
     refresh_indexes(table, settings)
@@ -247,10 +224,17 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
     (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
     if table is None or not doc_ids:
         return {}
+    from lancedb.expr import col
+
     out: dict[str, list[float]] = {}
     for i in range(0, len(doc_ids), DELETE_BATCH):
-        where = "doc_id IN (" + ", ".join(f"'{_sql_str(d)}'" for d in doc_ids[i : i + DELETE_BATCH]) + ")"
-        for r in table.search().where(where).select([FTS_COLUMN, "vector"]).limit(None).to_list():
+        for r in (
+            table.search()
+            .where(col("doc_id").isin(doc_ids[i : i + DELETE_BATCH]))
+            .select([FTS_COLUMN, "vector"])
+            .limit(None)
+            .to_list()
+        ):
             out[r[FTS_COLUMN]] = r["vector"]
     return out
 
@@ -327,7 +311,3 @@ def _sub_vectors(table: Any) -> int:
     """PQ sub-vectors of 8 dimensions each (384 → 48), a divisor of the dimension as IVF_PQ needs."""
     dim = table.schema.field("vector").type.list_size
     return next(n for n in (dim // 8, dim // 4, dim // 2, 1) if n and dim % n == 0)
-
-
-def _sql_str(s: str) -> str:
-    return s.replace("'", "''")

@@ -1,9 +1,10 @@
-"""What the insights page counts, read from the intent-history table over a window of days.
+"""What the insights page counts, read from the session store's intent history over a window of days.
 
-One paginated Query per day on the `by-export-day` index (the label export's), newest day first, never a
-Scan: the cost follows the window's traffic, not the table's size. A turn that got feedback later sits
-under its feedback's day (feedback moves its export key), so each day's query is kept to the turns created
-in the window. `max_entries` bounds one request; a window with more says `truncated`.
+One paginated read per day of the store's history by export day (`Store.history_pages`, the label
+export's; on DynamoDB a Query on the `by-export-day` index), newest day first, never a Scan: the cost
+follows the window's traffic, not the table's size. A turn that got feedback later sits under its
+feedback's day (feedback moves its export key), so each day's query is kept to the turns created in
+the window. `max_entries` bounds one request; a window with more says `truncated`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assist.aws.capacity import query_units
 from assist.contracts import InvalidRequest
-from assist.errors import AssistError
 from assist.logs import get_logger
-from assist.memory.store import EXPORT_DAY, EXPORT_INDEX
+
+if TYPE_CHECKING:
+    from assist.memory.store import Store
 
 log = get_logger(__name__)
 MAX_DAYS = 90
@@ -28,7 +29,7 @@ WEAK = frozenset({"low", "none"})
 NOT_SEARCHED = "not searched"
 
 
-class BadWindow(InvalidRequest, AssistError):
+class BadWindow(InvalidRequest):
     """A window of days the page cannot show (a 400 on the route, exit 2 on the command line)."""
 
 
@@ -101,41 +102,25 @@ class Gathered:
 
 
 def gather(
-    settings: Any, dynamodb: Any, days: int, now: datetime | None = None, max_entries: int | None = None
+    settings: Any, store: Store, days: int, now: datetime | None = None, max_entries: int | None = None
 ) -> Gathered:
-    from boto3.dynamodb.types import TypeDeserializer
-
+    """The window's turns from the store's history (either backend), newest day first."""
     check_days(days)
     t0 = time.perf_counter()
     now = now or datetime.now(UTC)
     since = (now - timedelta(days=days)).astimezone(UTC).isoformat(timespec="milliseconds")
     out = Gathered(days=days, since=since, until=now.astimezone(UTC).isoformat(timespec="milliseconds"))
     limit = max_entries or settings.insights_max_entries
-    de = TypeDeserializer()
     day = now.astimezone(UTC).date()
     while day.isoformat() >= since[:10] and not out.truncated:
-        kwargs: dict[str, Any] = {
-            "TableName": settings.intent_history_table,
-            "IndexName": EXPORT_INDEX,
-            "KeyConditionExpression": "#d = :d",
-            "ExpressionAttributeNames": {"#d": EXPORT_DAY},
-            "ExpressionAttributeValues": {":d": {"S": day.isoformat()}},
-            "ScanIndexForward": False,
-        }
-        while True:
-            page = dynamodb.query(**kwargs)
+        for page in store.history_pages(day.isoformat(), newest_first=True):
             out.queries += 1
-            out.read_units += query_units(page.get("Items", []))
-            for raw in page.get("Items", []):
-                if raw["created_at"]["S"] >= since:
-                    out.entries.append({k: de.deserialize(v) for k, v in raw.items()})
+            out.read_units += page.read_units
+            out.entries += [e for e in page.items if e["created_at"] >= since]
             if len(out.entries) >= limit:
-                out.truncated = "LastEvaluatedKey" in page or day.isoformat() > since[:10]
+                out.truncated = page.more or day.isoformat() > since[:10]
                 del out.entries[limit:]
                 break
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         day -= timedelta(days=1)
     out.seconds = round(time.perf_counter() - t0, 3)
     log.info("insights.gathered", days=days, entries=len(out.entries), queries=out.queries, read_units=out.read_units)

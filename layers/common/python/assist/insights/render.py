@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from assist.embed.base import Embedder
     from assist.insights.gaps import Gap
     from assist.insights.gather import Gathered
+    from assist.memory.store import Store
     from assist.settings import Settings
 
 COLOURS = {
@@ -46,12 +47,13 @@ svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 """
 
 
-def build(settings: Settings, dynamodb: Any, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
-    """The page and its figures for the last `days` days (the embedder is loaded only when there are gaps)."""
+def build(settings: Settings, store: Store, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
+    """The page and its figures for the last `days` days of the session store's history (the embedder is
+    loaded only when there are gaps)."""
     from assist.insights.gaps import clusters
     from assist.insights.gather import gather
 
-    g = gather(settings, dynamodb, days)
+    g = gather(settings, store, days)
     questions = [e["message"] for e in g.gaps()]
     gaps = clusters(questions, embedder()) if questions else []
     return page(g, gaps), report(g, gaps)

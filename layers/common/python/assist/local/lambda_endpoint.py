@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from assist.local.stack import free_port
+from assist.local.ports import free_port
 from assist.logs import get_logger
 
 log = get_logger(__name__)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import shlex
-import socket
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assist.local.ports import free_port
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -27,12 +27,6 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 STATE_FILE = Path(".assist/local-stack.env")
 LOCAL_CREDENTIALS = {"emulator_access_key_id": "testing", "emulator_secret_access_key": "testing"}
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 class MotoServer:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from assist.answer.phrases import DEFAULT, phrase
 from assist.contracts import CorpusMatch
 from assist.index.identifiers import mentions, normalize, prefixes
-from assist.index.manifest import read
+from assist.retrieve.manifest import Manifest, load
 
 if TYPE_CHECKING:
     from assist.index.manifest import Entry
@@ -62,28 +62,30 @@ def _singulars(word: str) -> list[str]:
 
 @dataclass
 class Corpus:
-    """The manifest of an index, looked up by identifier, subject word and title; plus the chunk table
-    the named documents are read from."""
+    """The manifest of an index (`Manifest`: identifiers resolved as the ranking resolves them), looked up
+    by identifier, subject word and title; plus the chunk table the named documents are read from."""
 
     table: Any
     entries: list[Entry]
-    by_id: dict[str, Entry] = field(init=False)
-    keys: dict[str, list[str]] = field(init=False)  # identifier key → doc ids
+    manifest: Manifest = field(default_factory=Manifest)
     subjects: dict[str, set[str]] = field(init=False)  # subject → doc ids of that type or numbered so
 
     @classmethod
-    def open(cls, db: Any, index_table: str) -> Corpus | None:
+    def open(cls, db: Any, index_uri: str, index_table: str) -> Corpus | None:
         """The index's corpus; None when the index has no manifest yet (built before manifests existed)."""
-        entries = read(db, index_table)
-        return None if entries is None else cls(db.open_table(index_table), entries)
+        manifest = load(db, index_uri, index_table)
+        return None if manifest is None else cls(db.open_table(index_table), manifest.entries, manifest)
+
+    @property
+    def by_id(self) -> dict[str, Entry]:
+        return self.manifest.by_id
 
     def __post_init__(self) -> None:
-        self.by_id = {e.id: e for e in self.entries}
-        self.keys = {}
+        if self.manifest.entries is not self.entries:
+            self.manifest = Manifest.from_entries(self.entries)
         self.subjects = {}
         for e in self.entries:
             for k in e.identifiers:
-                self.keys.setdefault(k, []).append(e.id)
                 if m := _ID_KEY.match(k):
                     self.subjects.setdefault(m.group(1), set()).add(e.id)
         # a type (or folder) stands for its documents only when no identifier prefix of that name exists
@@ -120,19 +122,20 @@ class Corpus:
     def resolve(self, keys: list[str]) -> tuple[list[str], list[str]]:
         """Identifier keys (`identifiers.mentions(question)`) → (ids of the documents that have them, in
         order; keys under a prefix the corpus uses that no document has). The documents a question
-        names, for ranking them first as well as for fetching them whole."""
+        names, for ranking them first as well as for fetching them whole. A key too many documents share
+        names none of them, as in the ranking (`Manifest.owners`), and is not missing either."""
         found: list[str] = []
         missing: list[str] = []
         for k in keys:
-            if docs := self.keys.get(k):
+            if docs := self.manifest.owners(k):
                 found += [d for d in docs if d not in found]
-            elif k.split("-", 1)[0] in self.subjects:
+            elif not self.manifest.shared(k) and k.split("-", 1)[0] in self.subjects:
                 missing.append(k)  # a prefix the corpus uses, a number it does not have
         return found, missing
 
     def companions(self, key: str) -> list[str]:
         """Documents that go with a named one: `adr-12` → the approval record `adr-12d`."""
-        return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.keys.get(f"{key}{suffix}", [])]
+        return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.manifest.owners(f"{key}{suffix}")]
 
 
 def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: int) -> CorpusMatch | None:
@@ -154,7 +157,7 @@ def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: 
     if exists and subject is not None and not found:
         return _listing("existence", subject, corpus, budget_chars, written, missing)
     if found:
-        named = [d for k in keys for d in corpus.keys.get(k, []) + corpus.companions(k)]
+        named = [d for k in keys for d in [*corpus.manifest.owners(k), *corpus.companions(k)]]
         return CorpusMatch(
             kind="document",
             total=len(corpus.entries),

@@ -18,8 +18,9 @@ def whole_document(table: Any, doc_id: str, budget_chars: int, found_by: tuple[s
     """The document's chunks in order (`ordinal`), as many as fit in `budget_chars` of text (always
     the first one). Overlapping windows of a long section repeat a little text; that is kept, so each
     chunk reads as it was indexed. Empty when the document is not in the table."""
-    where = "doc_id = '" + doc_id.replace("'", "''") + "'"
-    rows = table.search().where(where).select(_COLUMNS).limit(None).to_list()
+    from lancedb.expr import col, lit
+
+    rows = table.search().where(col("doc_id") == lit(doc_id)).select(_COLUMNS).limit(None).to_list()
     rows.sort(key=lambda r: (r["ordinal"], r["id"]))
     out: list[Chunk] = []
     used = 0

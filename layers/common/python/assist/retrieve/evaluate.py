@@ -19,7 +19,7 @@ from assist.index.store import FTS_COLUMN, connect, open_table, sync
 from assist.logs import get_logger
 from assist.retrieve import beir
 from assist.retrieve.analysis import words
-from assist.retrieve.catalog import Catalog, from_manifest
+from assist.retrieve.manifest import Manifest, load
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.stats import percentile
 
@@ -57,7 +57,7 @@ def searcher(
     embedder: Embedder,
     options: SearchOptions,
     chunks: int,
-    catalog: Callable[[], Catalog] | None = None,
+    catalog: Callable[[], Manifest | None] | None = None,
 ) -> Callable[[str], list[str]]:
     """A function from query text to the doc ids of its ranked chunks, for one strategy."""
     cols = ["doc_id"]
@@ -98,7 +98,7 @@ def searcher(
 
 def build_index(
     corpus_path: str | Path, index_dir: str, settings: Settings, embedder: Embedder, s3: Any = None
-) -> tuple[Any, int, Callable[[], Catalog]]:
+) -> tuple[Any, int, Callable[[], Manifest | None]]:
     """The corpus indexed in index_dir; a rerun re-embeds only documents whose text changed (none: reused).
     `s3`: a client for the writer lease when index_dir is an `s3://` prefix."""
     corpus = beir.read_corpus(corpus_path)
@@ -108,7 +108,7 @@ def build_index(
     stats = sync(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
     log.info("eval.index", dir=index_dir, docs=stats.docs, chunks=stats.chunks, re_embedded=stats.added_docs)
     db = connect(index_dir, s.storage_options())
-    return open_table(s, embedder, db), len(corpus), from_manifest(db, s.index_table)
+    return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index_table)
 
 
 METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10")

@@ -32,8 +32,8 @@ from assist.embed.base import EmbedderError
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import Analysis, analyze
-from assist.retrieve.catalog import Catalog
 from assist.retrieve.fusion import Fused, below_floor, convex, mmr
+from assist.retrieve.manifest import Manifest
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -85,7 +85,7 @@ class Retriever:
         embedder: Embedder,
         options: SearchOptions | None = None,
         rerank: Rerank | None = None,
-        catalog: Callable[[], Catalog] | None = None,
+        catalog: Callable[[], Manifest | None] | None = None,
     ) -> None:
         self._table = table
         self._embedder = embedder
@@ -99,7 +99,7 @@ class Retriever:
         self._recent_lock = threading.Lock()
         # identifier keys and hub shares per document, read once from the corpus manifest
         self._catalog_source = catalog
-        self._catalog: Catalog | None = None
+        self._catalog: Manifest | None = None
         self._catalog_lock = threading.Lock()
         # the mean direction of every passage: how near the corpus's subject a question is (ADR 0055)
         self._centroid: np.ndarray | None = None
@@ -116,7 +116,9 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
-            rows = self._table.search().where(_in("id", missing)).select(st.COLUMNS).limit(len(missing)).to_list()
+            from lancedb.expr import col
+
+            rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
             known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
             self._remember(list(known.values()))
         return [
@@ -131,12 +133,12 @@ class Retriever:
             while len(self._recent) > RECENT_CHUNKS:
                 self._recent.popitem(last=False)
 
-    def catalog(self) -> Catalog:
-        """The corpus's identifier keys and hub shares (empty for an index without a manifest)."""
+    def catalog(self) -> Manifest:
+        """The corpus manifest: identifier keys and hub shares (empty for an index without a manifest)."""
         if self._catalog is None:
             with self._catalog_lock:
                 if self._catalog is None:
-                    self._catalog = self._catalog_source() if self._catalog_source else Catalog()
+                    self._catalog = (self._catalog_source() if self._catalog_source else None) or Manifest()
         return self._catalog
 
     def centroid(self) -> np.ndarray:
@@ -299,9 +301,11 @@ class Retriever:
         return first + [f for f in fused if f not in first]
 
     def _opening(self, doc_id: str) -> st.Hit | None:
+        from lancedb.expr import col, lit
+
         rows = (
             self._table.search()
-            .where(f"{_in('doc_id', [doc_id])} AND ordinal = 0")
+            .where((col("doc_id") == lit(doc_id)) & (col("ordinal") == lit(0)))
             .select(st.HIT_COLUMNS)
             .with_row_id(True)
             .limit(1)
@@ -347,10 +351,6 @@ def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:
     if hits is None:
         return None
     return round(max((h.score for h in hits), default=0.0), 6)
-
-
-def _in(column: str, values: list[str]) -> str:
-    return f"{column} IN (" + ", ".join("'" + v.replace("'", "''") + "'" for v in values) + ")"
 
 
 def _trigrams(text: str) -> set[str]:

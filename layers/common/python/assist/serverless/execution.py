@@ -13,13 +13,13 @@ from typing import Any
 import msgspec
 
 from assist.contracts import AskRequest, InvalidRequest
-from assist.errors import AssistError
+from assist.errors import Unavailable
 
 
-class ExecutionFailed(AssistError, RuntimeError):
+class ExecutionFailed(Unavailable, RuntimeError):
     """The execution ended without an answer (a state machine fault, not a degraded answer)."""
 
-    retry_after_s = 2
+    reason = "execution_failed"
 
 
 def execution_input(req: AskRequest, owner: str, deadline: float | None = None) -> dict[str, Any]:

@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from assist.index import manifest
 from assist.index.lock import writer_lease
-from assist.index.store import IngestStats, connect, doc_hashes, write
+from assist.index.store import IndexUnavailable, IngestStats, connect, doc_hashes, write
 from assist.logs import get_logger
 from assist.sources import validators
 from assist.sources.spec import Read, SourceError, SourceSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     from assist.embed.base import Embedder
     from assist.settings import Settings
 
@@ -123,6 +126,30 @@ def sync_sources(
     }
     log.info("sources.synced", **{k: v for k, v in out.items() if k != "sources"})
     return out
+
+
+def ingest(
+    root: str | Path, settings: Settings, embedder: Embedder, progress: bool = True, s3: Any = None
+) -> IngestStats:
+    """Bring the index in line with the documents under root (a folder, or a source `assist.sources`
+    reads); only changed documents are re-embedded. `s3`: a client for the writer lease of an `s3://` index."""
+    try:
+        return ingest_stats(sync_sources([SourceSpec(str(root))], settings, embedder, progress, s3))
+    except SourceError as exc:
+        raise IndexUnavailable(str(exc)) from exc
+
+
+def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Path) -> IngestStats | None:
+    """First use from a checkout: index `docs` (with a progress bar on stderr) when a local index has
+    no table yet; None when there is one (kept as it is: `assist index` refreshes it) or it is on S3.
+    `embedder` builds the embedder, called only when there is something to index."""
+    if settings.index_is_s3 or not docs.is_dir():
+        return None
+    db = connect(settings.index_uri)
+    if settings.index_table in db.table_names() and "url" in db.open_table(settings.index_table).schema.names:
+        return None
+    log.info("index.first_use", index=settings.index_uri, docs=str(docs))
+    return ingest(docs, settings, embedder(), progress=True)
 
 
 def ingest_stats(result: dict[str, Any]) -> IngestStats:

@@ -1,4 +1,4 @@
-"""Sessions and intent history in one SQLite file: the embedded store (ADR 0044).
+"""The embedded backend of the session store (`Store`, memory/store.py): one SQLite file (ADR 0044).
 
 `assist ask` from a checkout needs no cloud and no running stack: with no AWS configured,
 SESSION_STORE=auto keeps sessions here (SESSION_STORE_FILE, default .assist/sessions.sqlite3).
@@ -9,7 +9,8 @@ gives the DynamoDB store's guarantees across threads and processes:
 - `begin_turn`: read-and-increment of the header's counter under the lock, so two turns of one
   session never get the same number; the first turn sets the owner, anyone else is not found;
 - `append_turn`: both items inserted in one transaction, on primary keys that refuse a second
-  insert: a retry of the same request is recognised by its request id, any other is a conflict.
+  insert: a retry of the same request is recognised by its request id, any other is a conflict;
+- `set_feedback`, the export's claim and commit: read and write in one transaction under the lock.
 
 WAL journaling lets readers run while a turn is written; synchronous=FULL makes each committed
 turn durable. Expired items (expires_at, as DynamoDB's TTL) are removed when a process first
@@ -18,35 +19,21 @@ opens the file.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from assist.logs import get_logger
-from assist.memory.store import (
-    EXPORT_DAY,
-    EXPORT_KEY,
-    HEADER_TURN,
-    SessionNotFound,
-    Store,
-    StoreUnavailable,
-    Turn,
-    TurnConflict,
-    TurnNotFound,
-    export_key,
-    turn_items,
-)
+from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
+from assist.memory.store import BUSY, ExportBusy, Page, Store, Turn, TurnNotFound, guarded, turn_items
 
 log = get_logger(__name__)
-P = ParamSpec("P")
-R = TypeVar("R")
 SESSIONS, HISTORY = "sessions", "intent_history"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {SESSIONS} (
@@ -60,33 +47,12 @@ CREATE TABLE IF NOT EXISTS {HISTORY} (
 CREATE INDEX IF NOT EXISTS {HISTORY}_by_export_key ON {HISTORY} (export_key) WHERE export_key IS NOT NULL;
 """
 BUSY_TIMEOUT_S = 10.0  # another process holding the write lock longer than this is a fault, not a queue
+PAGE_ROWS = 1000  # a history page: the size of a DynamoDB page of small items
+NEVER = 2**62  # the export's watermark row never expires
 
 
-def file_guarded(method: Callable[P, R]) -> Callable[P, R]:
-    """SQLite failures as StoreUnavailable: a lock held too long is transient; a file that cannot be
-    opened or written is configuration, and the message says which file and what to do."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as exc:
-            store: FileSessionStore = args[0]  # type: ignore[assignment]
-            detail = str(exc)
-            hint = None
-            if "locked" not in detail and "busy" not in detail:
-                hint = (
-                    f"cannot use the session file {store.path} ({detail}): check that its directory is "
-                    "writable and the file is an assist session store, or set SESSION_STORE_FILE to another path"
-                )
-            log.warning("memory.store_unavailable", operation=method.__name__, code=type(exc).__name__, error=detail)
-            raise StoreUnavailable(method.__name__, type(exc).__name__, hint) from exc
-
-    return wrapper
-
-
-class FileSessionStore(Store):
-    """The embedded backend: the `Store` interface over one SQLite file."""
+class SQLiteStore(Store):
+    """The `Store` interface over one SQLite file."""
 
     def __init__(self, path: str | Path, ttl_days: int = 30) -> None:
         self.path = Path(path)
@@ -95,8 +61,24 @@ class FileSessionStore(Store):
         self._schema_lock = threading.Lock()
         self._ready = False
 
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        """A lock held too long is transient; a file that cannot be opened or written is configuration,
+        and the advice says which file and what to do."""
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        detail = str(exc)
+        if "locked" in detail or "busy" in detail:
+            return type(exc).__name__, None
+        return type(exc).__name__, (
+            f"cannot use the session file {self.path} ({detail}): check that its directory is "
+            "writable and the file is an assist session store, or set SESSION_STORE_FILE to another path"
+        )
+
     # -- reads -------------------------------------------------------------------
-    @file_guarded
+    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
+        return self._row(SESSIONS, session_id, turn)
+
+    @guarded
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         rows = self.connection().execute(
             f"SELECT item FROM {SESSIONS} WHERE session_id = ? AND turn > ? ORDER BY turn DESC LIMIT ?",
@@ -104,25 +86,44 @@ class FileSessionStore(Store):
         )
         return [json.loads(r[0]) for r in reversed(rows.fetchall())]
 
-    @file_guarded
-    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
-        header = self.item(self.connection(), SESSIONS, session_id, HEADER_TURN)
-        if not header or header.get("owner") != owner:
-            raise SessionNotFound(session_id)
+    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
         rows = self.connection().execute(
             f"SELECT item FROM {HISTORY} WHERE session_id = ? ORDER BY turn LIMIT ?", (session_id, limit)
         )
-        return self.messages(session_id, limit=limit), [json.loads(r[0]) for r in rows.fetchall()]
+        return [json.loads(r[0]) for r in rows.fetchall()]
+
+    def history_pages(
+        self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
+    ) -> Iterator[Page]:
+        # the day's keys start with the day (`export_key`): its range of the index, then `after`/`before`
+        low, high = max(after, day), min(before, day + LAST_KEY)
+        while True:
+            items = self._page(low, high, newest_first)
+            yield Page(items, more=len(items) == PAGE_ROWS)
+            if len(items) < PAGE_ROWS:
+                return
+            if newest_first:
+                high = items[-1][EXPORT_KEY]
+            else:
+                low = items[-1][EXPORT_KEY]
+
+    @guarded
+    def _page(self, low: str, high: str, newest_first: bool) -> list[dict[str, Any]]:
+        rows = self.connection().execute(
+            f"SELECT item FROM {HISTORY} WHERE export_key > ? AND export_key < ? "
+            f"ORDER BY export_key {'DESC' if newest_first else 'ASC'} LIMIT ?",
+            (low, high, PAGE_ROWS),
+        )
+        return [json.loads(r[0]) for r in rows.fetchall()]
 
     # -- writes ------------------------------------------------------------------
-    @file_guarded
+    @guarded
     def begin_turn(self, session_id: str, owner: str) -> int:
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
         with self.transaction() as db:
-            header = self.item(db, SESSIONS, session_id, HEADER_TURN)
+            header = self.item(session_id, HEADER_TURN)
             if header is not None and header.get("owner") != owner:
-                log.warning("memory.owner_refused", session_id=session_id)
-                raise SessionNotFound(session_id)
+                raise self.refused(session_id)
             header = header or {"session_id": session_id, "turn": HEADER_TURN, "owner": owner, "created_at": now}
             header["turns"] = int(header.get("turns", 0)) + 1
             header["expires_at"] = int(time.time()) + self._ttl_s
@@ -133,8 +134,7 @@ class FileSessionStore(Store):
             )
         return header["turns"]
 
-    @file_guarded
-    def append_turn(self, turn: Turn) -> bool:
+    def insert_turn(self, turn: Turn) -> bool:
         session_item, history_item = turn_items(turn, ttl_s=self._ttl_s)
         key = (turn.session_id, turn.number)
         try:
@@ -149,23 +149,14 @@ class FileSessionStore(Store):
                 )
             return True
         except sqlite3.IntegrityError:
-            pass  # the key is taken: by this very request (a retry), or by another one
-        existing = self.item(self.connection(), SESSIONS, *key) or {}
-        if existing.get("request_id") == turn.request_id:
-            log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
-            return False
-        raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
+            return False  # the key is taken: by this very request (a retry), or by another one
 
-    @file_guarded
-    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
         # one write transaction holds the file's write lock from its first read: no other writer interleaves
         with self.transaction() as db:
-            header = self.item(db, SESSIONS, session_id, HEADER_TURN)
-            if not header or header.get("owner") != owner:
-                raise SessionNotFound(session_id)
-            item = self.item(db, SESSIONS, session_id, turn) if turn > HEADER_TURN else None
-            history = self.item(db, HISTORY, session_id, turn) if item else None
-            if item is None or history is None:
+            item = self.feedback_target(session_id, owner, turn)
+            history = self._row(HISTORY, session_id, turn)
+            if history is None:
                 raise TurnNotFound(session_id, turn)
             version = int(item.get("feedback_version", 0)) + 1
             key = export_key(feedback["at"], session_id, turn)
@@ -184,17 +175,51 @@ class FileSessionStore(Store):
                 (_dump(history), key, session_id, turn),
             )
 
+    # -- the export's watermark: a row of its own, claimed and committed under the write lock ------
+    @guarded
+    def export_mark(self) -> dict[str, Any]:
+        return self._row(HISTORY, *WATERMARK) or {}
+
+    @guarded
+    def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        with self.transaction():
+            mark = self._row(HISTORY, *WATERMARK) or {}
+            if "pending" in mark or mark.get("watermark") != current:
+                raise ExportBusy(BUSY)
+            self._put_mark({**mark, "pending": {"start": start, "end": end, "parts": parts}})
+
+    @guarded
+    def commit_export(self, end: str) -> None:
+        with self.transaction():
+            mark = self._row(HISTORY, *WATERMARK) or {}
+            if mark.get("pending", {}).get("end") != end:
+                raise ExportBusy("the export's pending range changed under it; run the export again")
+            mark.pop("pending")
+            self._put_mark(
+                {**mark, "watermark": end, "exported_at": datetime.now(UTC).isoformat(timespec="milliseconds")}
+            )
+
+    def _put_mark(self, mark: dict[str, Any]) -> None:
+        columns = "session_id, turn, expires_at, export_key, item"
+        self.connection().execute(
+            f"INSERT OR REPLACE INTO {HISTORY} ({columns}) VALUES (?, ?, ?, NULL, ?)",
+            (*WATERMARK, NEVER, json.dumps(mark)),
+        )
+
     # -- the file ----------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the write lock from its start: the reads inside it see
-        what no other writer can change before it commits."""
+        """One write transaction, holding the write lock from its start: the reads inside it (on this
+        thread's connection) see what no other writer can change before it commits."""
         with write_lock(self.connection()) as db:
             yield db
 
-    @staticmethod
-    def item(db: sqlite3.Connection, table: str, session_id: str, turn: int) -> dict[str, Any] | None:
-        row = db.execute(f"SELECT item FROM {table} WHERE session_id = ? AND turn = ?", (session_id, turn)).fetchone()
+    def _row(self, table: str, session_id: str, turn: int) -> dict[str, Any] | None:
+        row = (
+            self.connection()
+            .execute(f"SELECT item FROM {table} WHERE session_id = ? AND turn = ?", (session_id, turn))
+            .fetchone()
+        )
         return json.loads(row[0]) if row else None
 
     def connection(self) -> sqlite3.Connection:

@@ -1,0 +1,29 @@
+"""The embedder the settings name (EMBEDDER): apart from embed/base.py, which its implementations import,
+so that the interface and its implementations do not import each other."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from assist.embed.base import EmbedderError
+
+if TYPE_CHECKING:
+    from assist.embed.base import Embedder
+    from assist.settings import Settings
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    if settings.embedder == "minilm":
+        from assist.embed.onnx import OnnxEmbedder
+
+        return OnnxEmbedder.load(settings.embed_model_dir)
+    if settings.embedder.startswith("ollama:"):
+        from assist.embed.ollama import OllamaEmbedder
+
+        return OllamaEmbedder(
+            host=settings.ollama_host,
+            model=settings.embedder.split(":", 1)[1],
+            timeout_s=settings.ollama_timeout_s,
+            api_key=settings.ollama_api_key,
+        )
+    raise EmbedderError(f"EMBEDDER={settings.embedder!r}: expected 'minilm' or 'ollama:<model>'")
