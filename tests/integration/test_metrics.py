@@ -92,7 +92,7 @@ def test_assist_ask_json_logs_the_same_records_as_emf_json_lines(docs_index, oll
 
 def test_export_and_index_builds_write_their_counts(docs_index, embedder, tmp_path):
     from assist.export.labels import run_export
-    from assist.index.store import ingest
+    from assist.sources.sync import ingest
 
     docs = tmp_path / "docs"
     docs.mkdir()

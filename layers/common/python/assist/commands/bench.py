@@ -122,7 +122,7 @@ def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
 def run_cost(args: argparse.Namespace) -> int:
     from assist.bench import cost
     from assist.embed import build_embedder
-    from assist.index.store import ingest
+    from assist.sources.sync import ingest
 
     s = settings(log_level="WARNING")
     ingest(Path(args.docs), s, build_embedder(s), progress=False)  # incremental: a no-op when current
