@@ -428,6 +428,26 @@ def flow_front_door(r: Rehearsal) -> None:
         raise FlowFailed(f"GET /insights with the admin scope: HTTP {status}: {str(page)[:200]}")
 
 
+def flow_metrics(r: Rehearsal) -> None:
+    """The Answer function's log holds the turn's EMF records (namespace Assist), as CloudWatch would read them:
+    no API call, so no permission (ADR 0064)."""
+    answer = _ask(r, "How is the engine configured?", "RETRIEVAL")
+    deadline = time.monotonic() + 10
+    while True:
+        found: dict[str, dict[str, Any]] = {}
+        for line in (r.logs / "AnswerFunction.log").read_text(errors="replace").splitlines():
+            if line.startswith("{") and '"_aws"' in line:
+                record = json.loads(line)
+                for definition in record["_aws"]["CloudWatchMetrics"]:
+                    if definition["Namespace"] == "Assist":
+                        found.update({m["Name"]: record for m in definition["Metrics"]})
+        if {"Turns", "LatencyMs", "ModelTokens"} <= set(found) and ("Degraded" in found or not answer["degraded"]):
+            return
+        if time.monotonic() > deadline:
+            raise FlowFailed(f"the Answer function's log has EMF records for {sorted(found)} only")
+        time.sleep(0.5)
+
+
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "ask_retrieval": flow_ask_retrieval,
     "ask_code_generation": flow_ask_code_generation,
@@ -445,6 +465,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "index_sync": flow_index_sync,
     "index_publish": flow_index_publish,
     "front_door": flow_front_door,
+    "metrics": flow_metrics,
 }
 
 
