@@ -39,6 +39,14 @@ def test_cfn_lint_informational_checks_pass_too():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_the_command_as_written_with_the_checks_first_lints_the_template():
+    """`cfn-lint --include-checks I template.yaml` from the root: .cfnlintrc names the template, which the
+    option's word list would otherwise swallow."""
+    cmd = [str(BIN / "cfn-lint"), "--include-checks", "I", "template.yaml"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_the_informational_checks_catch_a_table_without_a_deletion_policy(tmp_path):
     text = TEMPLATE.read_text()
     table = "  SessionsTable:\n    Type: AWS::DynamoDB::Table\n    DeletionPolicy: Retain\n"
