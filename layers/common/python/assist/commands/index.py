@@ -43,10 +43,15 @@ def specs_of(args: argparse.Namespace, sources_file: str) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from assist.aws.clients import index_s3
+    from assist.errors import AssistError
     from assist.embed import build_embedder
     from assist.sources.sync import sync_sources
 
     s = settings(index_uri=args.index)
+    if args.rollback and (args.publish or args.locations or args.sources):
+        raise AssistError("--rollback takes no sources and no --publish: it only moves the live pointer back")
+    if args.to and not args.rollback:
+        raise AssistError("--to names the version --rollback goes back to")
     if args.rollback:
         from assist.index.publish import rollback
 
