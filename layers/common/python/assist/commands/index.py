@@ -43,8 +43,8 @@ def specs_of(args: argparse.Namespace, sources_file: str) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from assist.aws.clients import index_s3
-    from assist.errors import AssistError
     from assist.embed import build_embedder
+    from assist.errors import AssistError
     from assist.sources.sync import sync_sources
 
     s = settings(index_uri=args.index)
