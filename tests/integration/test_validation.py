@@ -19,8 +19,9 @@ BIN = Path(sys.executable).parent
 TEMPLATE = ROOT / "template.yaml"
 
 
-def cfn_lint(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "cfn-lint"), str(path)], capture_output=True, text=True, timeout=120)
+def cfn_lint(path: Path, *options: str) -> subprocess.CompletedProcess:
+    cmd = [str(BIN / "cfn-lint"), str(path), *options]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
 def statelint(path: Path) -> subprocess.CompletedProcess:
@@ -30,6 +31,30 @@ def statelint(path: Path) -> subprocess.CompletedProcess:
 def test_cfn_lint_passes_the_template():
     r = cfn_lint(TEMPLATE)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_cfn_lint_informational_checks_pass_too():
+    """I3011 among them: every stateful resource says what happens to it on deletion (ADR 0065)."""
+    r = cfn_lint(TEMPLATE, "--include-checks", "I")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_command_as_written_with_the_checks_first_lints_the_template():
+    """`cfn-lint --include-checks I template.yaml` from the root: .cfnlintrc names the template, which the
+    option's word list would otherwise swallow."""
+    cmd = [str(BIN / "cfn-lint"), "--include-checks", "I", "template.yaml"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_informational_checks_catch_a_table_without_a_deletion_policy(tmp_path):
+    text = TEMPLATE.read_text()
+    table = "  SessionsTable:\n    Type: AWS::DynamoDB::Table\n    DeletionPolicy: Retain\n"
+    assert table in text
+    bad = tmp_path / "template.yaml"
+    bad.write_text(text.replace(table, "  SessionsTable:\n    Type: AWS::DynamoDB::Table\n", 1))
+    r = cfn_lint(bad, "--include-checks", "I")
+    assert "I3011" in r.stdout
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,7 @@ class RecordedRequest:
     body: dict[str, Any] | None
     model: str | None
     time: float  # time.monotonic() at arrival
+    authorization: str | None = None  # the Authorization header as sent (a bearer token for a proxy)
 
 
 class _StreamAborted(Exception):
@@ -369,16 +370,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _route(self, method: str) -> None:
         path = self.path.split("?", 1)[0]
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        auth = self.headers.get("Authorization")
         try:
             body = json.loads(raw) if raw else None
         except ValueError as exc:
-            self._owner._record(RecordedRequest(path, method, None, None, time.monotonic()))
+            self._owner._record(RecordedRequest(path, method, None, None, time.monotonic(), auth))
             self._send_json(400, {"error": f"invalid JSON body: {exc}"})
             return
         if not isinstance(body, dict):
             body = None
         model = body.get("model") if body else None
-        self._owner._record(RecordedRequest(path, method, body, model, time.monotonic()))
+        self._owner._record(RecordedRequest(path, method, body, model, time.monotonic(), auth))
         routes: dict[tuple[str, str], Callable[[dict[str, Any]], None]] = {
             ("GET", "/"): self._root,
             ("HEAD", "/"): self._root,

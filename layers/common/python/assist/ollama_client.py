@@ -13,14 +13,20 @@ if TYPE_CHECKING:
 
 
 def build_client(
-    host: str, timeout_s: float, connect_timeout_s: float, asynchronous: bool = False
+    host: str, timeout_s: float, connect_timeout_s: float, asynchronous: bool = False, api_key: str | None = None
 ) -> ollama.Client | ollama.AsyncClient:
-    """The async client streams answers (a closed stream closes the connection to Ollama)."""
+    """The async client streams answers (a closed stream closes the connection to Ollama). `host` may be
+    `https://…`; `api_key` (OLLAMA_API_KEY) goes as a bearer token to a proxy in front of Ollama (ADR 0066)."""
     import httpx
     import ollama
 
     cls = ollama.AsyncClient if asynchronous else ollama.Client
-    return cls(host=host, timeout=httpx.Timeout(timeout_s, connect=min(connect_timeout_s, timeout_s)))
+    timeout = httpx.Timeout(timeout_s, connect=min(connect_timeout_s, timeout_s))
+    return cls(host=host, timeout=timeout, headers=bearer(api_key))
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 def call_errors() -> tuple[type[BaseException], ...]:

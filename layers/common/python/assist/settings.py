@@ -65,6 +65,7 @@ class Settings:
     ollama_timeout_s: float = 60.0
     ollama_connect_timeout_s: float = 2.0
     ollama_warm_up: bool = False  # load both slot models when a container starts
+    ollama_api_key: str | None = field(default=None, repr=False)  # bearer token for a proxy in front of Ollama
     # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
     # engine without Ollama never waits on a connection refused at every ambiguous message.
     ollama_host_explicit: bool = field(default=False)
@@ -79,6 +80,8 @@ class Settings:
     classifier_export_dir: str = ".assist/labels"
     export_settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
     export_hash_key: str = field(default="assist-local-export-key", repr=False)  # HMAC key of session hashes
+    export_hash_key_secret: str | None = None  # a Secrets Manager secret holding the key, read at run time (ADR 0065)
+    export_hash_key_cache_s: float = 300.0  # the secret's value is kept this long in a warm process
     platform_prefixes: tuple[str, ...] = DEFAULT_PLATFORM_PREFIXES
 
     # --- Retrieval ----------------------------------------------------------------
@@ -103,6 +106,11 @@ class Settings:
     uncertain_threshold: float = 0.65
     uncertain_centrality_weight: float = 1.0
     uncertain_coverage_weight: float = 0.3
+    # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
+    index_refresh_s: float = 60.0
+    index_gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate
+    index_gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
+    index_gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
     index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
@@ -138,6 +146,7 @@ class Settings:
     trusted_identity_header: str | None = None  # a container behind an authenticating proxy
     max_message_chars: int = 8000
     max_extra_context_chars: int = 16000
+    insights_scope: str = "assist/admin"  # the token scope GET /insights requires (ADR 0066)
     insights_max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
     max_editor_content_chars: int = 32000
     max_user_info_bytes: int = 8192  # user_info encoded as JSON

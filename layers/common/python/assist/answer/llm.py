@@ -57,6 +57,7 @@ class ModelSlots:
     def __init__(self, settings: Settings) -> None:
         self.errors = call_errors()
         self._timeout_s, self._connect_s = settings.ollama_timeout_s, settings.ollama_connect_timeout_s
+        self._api_key = settings.ollama_api_key
         hosts = {"main": settings.ollama_host, "light": settings.light_host}
         models = {"main": settings.ollama_model_name, "light": settings.light_model}
         self._slots = {s: (hosts[s], models[s]) for s in ("main", "light")}
@@ -69,7 +70,7 @@ class ModelSlots:
         """A client whose every wait ends within `timeout_s` (rounded down to 0.5 s, so a few are kept per host)."""
         key = (host, max(0.5, int(timeout_s * 2) / 2), asynchronous)
         if key not in self._clients:
-            self._clients[key] = build_client(host, key[1], self._connect_s, asynchronous=asynchronous)
+            self._clients[key] = build_client(host, key[1], self._connect_s, asynchronous, self._api_key)
         return self._clients[key]
 
     def _budget(self, deadline: float | None, failures: list[str], name: str, model: str) -> float | None:

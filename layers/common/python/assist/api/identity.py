@@ -36,7 +36,7 @@ JWKS_LIFESPAN_S = 300  # the key set is read again after this (and at once for a
 def caller(request: Request, settings: Settings) -> str:
     if settings.jwt_jwks_url:
         return request.scope.get(VERIFIED_SCOPE_KEY) or f"jwt:{verified_subject(request, settings)}"
-    claims = _claims(request.scope.get("aws.event"))
+    claims = authorizer_claims(request.scope.get("aws.event"))
     if sub := claims.get("sub"):
         return f"jwt:{sub}"
     header = LOCAL_HEADER if settings.local_mode else settings.trusted_identity_header
@@ -70,6 +70,14 @@ def token_guard(settings: Settings) -> Callable[[ASGIConnection, BaseRouteHandle
 def verified_subject(request: ASGIConnection, settings: Settings) -> str:
     """The `sub` of the request's bearer token once its signature (a key of the JWKS, an asymmetric
     algorithm), expiry, issuer and audience check out; a 401 saying what is wrong otherwise."""
+    sub = verified_claims(request, settings)["sub"]
+    if not isinstance(sub, str) or not _USER.match(sub):
+        raise _unauthorized("token sub must be 1-128 of letters, digits and _ . @ : + -")
+    return sub
+
+
+def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, Any]:
+    """The claims of the request's bearer token, verified as `verified_subject` says."""
     import jwt  # PyJWT: on the first request of an app that verifies tokens, not at import
 
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -102,10 +110,7 @@ def verified_subject(request: ASGIConnection, settings: Settings) -> str:
         raise _unauthorized(f"token is not signed by a key of the identity provider: {exc}") from exc
     except jwt.InvalidTokenError as exc:  # malformed, missing claims, not yet valid, …
         raise _unauthorized(f"invalid token: {exc}") from exc
-    sub = claims["sub"]
-    if not isinstance(sub, str) or not _USER.match(sub):
-        raise _unauthorized("token sub must be 1-128 of letters, digits and _ . @ : + -")
-    return sub
+    return claims
 
 
 @functools.lru_cache(maxsize=4)
@@ -124,7 +129,8 @@ def _unauthorized(detail: str, error: str | None = "invalid_token") -> NotAuthor
     return NotAuthorizedException(detail, headers={"WWW-Authenticate": challenge})
 
 
-def _claims(event: Any) -> dict[str, Any]:
+def authorizer_claims(event: Any) -> dict[str, Any]:
+    """The claims API Gateway's JWT authorizer verified, from the Lambda event (empty without one)."""
     if not isinstance(event, dict):
         return {}
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from litestar import MediaType, Request, get
 
+from assist.api.admin import require_admin
 from assist.api.identity import caller
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def insights_routes(engine: Engine) -> list[Any]:
         from assist.insights.render import build
 
         caller(request, settings)  # someone identified, as on every route
+        require_admin(request, settings)  # and an admin: the page shows every user's questions
         return build(settings, store.get(), embedder, days)[0]
 
     return [insights]

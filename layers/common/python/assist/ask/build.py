@@ -140,45 +140,61 @@ def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
 
 
 def lazy_index(settings: Settings) -> Callable[[], Any]:
-    """The index's database, connected on first call, once: the retriever and the corpus share it."""
+    """The live index version's database, connected on first call and again when the version moves (ADR 0067):
+    the retriever and the corpus share it."""
 
-    def open_db() -> Any:
+    def open_db(live: Settings) -> Any:
         from assist.index.store import connect
 
-        return connect(settings.index_uri, settings.storage_options())
+        return connect(live.index_uri, live.storage_options())
 
-    return once(open_db)
+    return _live(open_db, settings)
 
 
 def lazy_retriever(
     settings: Settings, embedder: Callable[[], Embedder] | None = None, db: Callable[[], Any] | None = None
 ) -> Callable[[], Any]:
-    """A factory that opens the index on first call, once, thread-safely."""
+    """A factory that opens the index on first call, thread-safely, and again when a new version goes live."""
     embedder = embedder or lazy_embedder(settings)
     index = db or lazy_index(settings)
 
-    def open_retriever() -> Any:
+    def open_retriever(live: Settings) -> Any:
         from assist.index.store import open_table
         from assist.retrieve.manifest import load
         from assist.retrieve.search import Retriever, SearchOptions
 
+        database = index()  # the same live version (one handle: both see the version move together)
         return Retriever(
-            open_table(settings, embedder(), index()),
+            open_table(live, embedder(), database),
             embedder(),
-            SearchOptions.from_settings(settings),
-            catalog=lambda: load(index(), settings.index_uri, settings.index_table),
+            SearchOptions.from_settings(live),
+            catalog=lambda: load(database, live.index_uri, live.index_table),
         )
 
-    return once(open_retriever)
+    return _live(open_retriever, settings)
 
 
 def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Callable[[], Any]:
-    """The index's corpus manifest (ADR 0042, 0062), read on first call, once; None when the index has none."""
+    """The index's corpus manifest (ADR 0042, 0062), read on first call and for each live version; None when the
+    index has none."""
     index = db or lazy_index(settings)
 
-    def open_corpus() -> Any:
+    def open_corpus(live: Settings) -> Any:
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(index(), settings.index_uri, settings.index_table)
+        return Corpus.open(index(), live.index_uri, live.index_table)
 
-    return once(open_corpus)
+    return _live(open_corpus, settings)
+
+
+def _live(open_: Callable[[Settings], T], settings: Settings) -> Callable[[], T]:
+    """`open_` for the index's live version, followed as it is published or rolled back (ADR 0067); the handle
+    (and boto3, for an index on S3) comes on the first call."""
+
+    def follow() -> Callable[[], T]:
+        from assist.retrieve.handle import handle_for
+
+        return handle_for(settings).follow(open_, settings)
+
+    provider = once(follow)
+    return lambda: provider()()

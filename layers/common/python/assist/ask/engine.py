@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from assist import metrics
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.phrases import language
@@ -547,6 +548,7 @@ class Engine:
             uncertain=state.uncertain_reason,
             ms=trace["total_ms"],
         )
+        metrics.turn(route.type.value, route.layer, state.degraded, trace["total_ms"], metrics.tokens(state.stages))
         return Answer(
             answer=text,
             sources=sources,

@@ -103,7 +103,9 @@ class LLMClassifier:
         budget = settings.classifier_llm_timeout_s
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.
-        client = build_client(settings.ollama_host, budget + 1.0, settings.ollama_connect_timeout_s)
+        client = build_client(
+            settings.ollama_host, budget + 1.0, settings.ollama_connect_timeout_s, api_key=settings.ollama_api_key
+        )
         return cls(client, settings.classifier_llm_model, budget, call_errors())
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:

@@ -26,6 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_classify)
 
+    p = b.add_parser(
+        "cost", help="serverless $ per 1,000 questions of each type, x86 beside arm64, and the model host's"
+    )
+    p.add_argument("--rounds", type=int, default=5, help="timed questions per type (median; default 5)")
+    p.add_argument("--docs", default="docs", help="folder indexed for the retrieval stages (default: docs)")
+    p.add_argument("--price", action="append", default=[], metavar="NAME=USD", help="override a price (see --json)")
+    p.add_argument("--model-s", action="append", default=[], metavar="SLOT=S", help="generation seconds per slot")
+    p.add_argument("--model-host-slots", type=int, default=4, help="generations the model host serves at once")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_cost)
+
     p = b.add_parser("retrieval", help="fts, vector, LanceDB rrf and adaptive latency on N generated chunks")
     p.add_argument("--rows", type=int, default=10_000, help="chunks in the generated corpus (default 10,000)")
     p.add_argument("--docs", default="docs", help="folder whose vocabulary the generated texts use")
@@ -106,6 +117,57 @@ def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
 
     show(result, args.json, table)
     return 0
+
+
+def run_cost(args: argparse.Namespace) -> int:
+    from assist.bench import cost
+    from assist.embed import build_embedder
+    from assist.sources.sync import ingest
+
+    s = settings(log_level="WARNING")
+    ingest(Path(args.docs), s, build_embedder(s), progress=False)  # incremental: a no-op when current
+    prices = cost.PRICES | _pairs(args.price, cost.PRICES, "--price")
+    model_s = cost.MODEL_S | _pairs(args.model_s, cost.MODEL_S, "--model-s")
+    return _show(cost.run(s, args.rounds, prices, model_s, args.model_host_slots), args, cost_table)
+
+
+def _pairs(items: list[str], known: dict[str, float], flag: str) -> dict[str, float]:
+    from assist.errors import AssistError
+
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if name not in known:
+            raise AssistError(f"{flag} {item!r}: name one of {', '.join(known)}")
+        try:
+            out[name] = float(value)
+        except ValueError as exc:
+            raise AssistError(f"{flag} {item!r}: the value must be a number") from exc
+    return out
+
+
+def cost_table(result: dict[str, Any]) -> Table:
+    from assist.bench.figures import Table
+
+    columns = ("type", "tasks ms", "serverless x86 $", "arm64 $", "of it Lambda x86 $", "model host $", "host share")
+    rows = [
+        (
+            t,
+            " + ".join(f"{v:g}" for v in r["measured_ms"].values()),
+            r["serverless_x86"],
+            r["serverless_arm64"],
+            r["lambda_x86"],
+            r["model_host"],
+            r["model_host_share_x86"],
+        )
+        for t, r in result["per_1000_questions_usd"].items()
+    ]
+    model = ", ".join(f"{slot} {s:g} s" for slot, s in result["model_s"].items())
+    notes = [
+        f"per 1,000 questions; tasks (classify + retrieve + answer without the model) measured here, median of "
+        f"{result['rounds']}; model time assumed ({model}); memory from template.yaml",
+    ]
+    return Table(columns, rows, notes)
 
 
 def run_classify(args: argparse.Namespace) -> int:

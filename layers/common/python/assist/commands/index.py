@@ -17,6 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     ix.add_argument("--prefix", default="", help="put before every document id of these locations")
     ix.add_argument("--index", help="index URI: a directory or s3://bucket/prefix (default: INDEX_URI)")
     ix.add_argument("--quiet", action="store_true", help="no progress bar")
+    ix.add_argument(
+        "--publish",
+        action="store_true",
+        help="build a new version beside the live one, gate it (INDEX_GATE_*), then make it live (ADR 0067)",
+    )
+    ix.add_argument("--rollback", action="store_true", help="make the previous live version live again")
+    ix.add_argument("--to", metavar="VERSION", help="with --rollback: an earlier live version")
     ix.set_defaults(func=run)
 
 
@@ -37,9 +44,26 @@ def specs_of(args: argparse.Namespace, sources_file: str) -> list:
 def run(args: argparse.Namespace) -> int:
     from assist.aws.clients import index_s3
     from assist.embed import build_embedder
+    from assist.errors import AssistError
     from assist.sources.sync import sync_sources
 
     s = settings(index_uri=args.index)
-    result = sync_sources(specs_of(args, s.sources_file), s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
+    if args.rollback and (args.publish or args.locations or args.sources):
+        raise AssistError("--rollback takes no sources and no --publish: it only moves the live pointer back")
+    if args.to and not args.rollback:
+        raise AssistError("--to names the version --rollback goes back to")
+    if args.rollback:
+        from assist.index.publish import rollback
+
+        emit(rollback(s, index_s3(s), args.to))
+        return 0
+    specs = specs_of(args, s.sources_file)
+    if args.publish:
+        from assist.index.publish import publish
+
+        report = publish(specs, s, build_embedder(s), index_s3(s), progress=not args.quiet)
+        emit(report)
+        return 0 if report["published"] else 1
+    result = sync_sources(specs, s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
     emit(result)
     return 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import shutil
 import tempfile
@@ -59,6 +60,8 @@ AWS_FAULTS = {
     "sessions_unavailable",
 }
 EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
+INDEX_REFRESH_S = 2  # the template's IndexRefreshSeconds here: a published version is served within it
+CANARY = "# Publishing canary\n\nThe rehearsal publishing canary is a page that only a published index version holds.\n"
 
 
 class FlowFailed(AssistError, RuntimeError):
@@ -76,16 +79,23 @@ class Rehearsal:
     roles: dict[str, RoleSpec]
     token: str
     logs: Path  # each function's output, kept when the rehearsal fails
+    routes: list[tuple[str, re.Pattern[str]]]  # the HTTP API's routes (method, path), as the template declares them
+    admin_token: str = ""  # a token with the InsightsScope parameter's scope
     session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
     turns: dict[str, int] = field(default_factory=dict)
 
     def process(self, logical: str) -> FunctionProcess:
         return self.processes[logical]
 
-    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-        """API Gateway's HTTP API in front of the Ask function: its JWT authorizer's claims, a v2 event."""
+    def api(
+        self, method: str, path: str, body: dict[str, Any] | None = None, token: str | None = None
+    ) -> tuple[int, Any]:
+        """API Gateway's HTTP API in front of the Ask function: a route the template does not declare is its own
+        404; otherwise a v2 event with its JWT authorizer's claims."""
         import base64
 
+        if not any(m == method and pattern.fullmatch(path) for m, pattern in self.routes):
+            return 404, {"message": "Not Found"}
         raw = json.dumps(body or {}).encode()
         event = {
             "version": "2.0",
@@ -95,7 +105,7 @@ class Rehearsal:
             "headers": {
                 "content-type": "application/json",
                 "host": "api.rehearsal",
-                "authorization": f"Bearer {self.token}",
+                "authorization": f"Bearer {token or self.token}",
             },
             "requestContext": {
                 "accountId": ACCOUNT,
@@ -262,6 +272,25 @@ def flow_export(r: Rehearsal) -> None:
         raise FlowFailed(f"export failed: {result.get('errorType')}: {str(result.get('errorMessage'))[:200]}")
     if not result.get("exported") or result.get("sessions", 0) < EXPORT_SESSIONS:
         raise FlowFailed(f"export did not write: {result}")
+    _hashed_with_the_secret(r, result["files"])
+
+
+def _hashed_with_the_secret(r: Rehearsal, files: list[str]) -> None:
+    """The labels' session hashes are keyed by the stack's secret, which the function read at run time: the key
+    is nowhere in its environment (ADR 0065)."""
+    from assist.aws.clients import client
+    from assist.export.labels import session_hash
+
+    env = r.functions["ExportFunction"].environment
+    if "EXPORT_HASH_KEY" in env or "EXPORT_HASH_KEY_SECRET" not in env:
+        raise FlowFailed("the export's hash key is in its environment, or no secret is named")
+    secret = client("secretsmanager", r.admin).get_secret_value(SecretId=env["EXPORT_HASH_KEY_SECRET"])["SecretString"]
+    bucket, _, key = files[0][5:].partition("/")
+    body = client("s3", r.admin).get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+    sessions = {json.loads(line)["session"] for line in body.splitlines() if line}
+    expected = {session_hash(f"rehearsal-export-{n}", secret) for n in range(EXPORT_SESSIONS)}
+    if not sessions & expected:
+        raise FlowFailed("no exported session hash is keyed by the stack's secret")
 
 
 def flow_index_sync(r: Rehearsal) -> None:
@@ -356,6 +385,69 @@ def flow_cli_export(r: Rehearsal) -> None:
         raise FlowFailed(f"assist export: {str(result)[:200]}")
 
 
+def flow_index_publish(r: Rehearsal) -> None:
+    """An operator publishes a new index version with the sync function's role (`assist index --publish`: the
+    version beside the live one, the pointer flipped), the warm Retrieve function serves it within the refresh
+    interval, and `--rollback` puts the old one back (ADR 0067)."""
+    sync = next(k for k, f in r.functions.items() if f.module == "sync")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "publish-canary.md").write_text(CANARY)
+        published = _cli(r, sync, "index", tmp, "--publish", "--quiet")
+    if not published.get("published"):
+        raise FlowFailed(f"assist index --publish: {str(published)[:200]}")
+    _serving(r, canary=True)
+    back = _cli(r, sync, "index", "--rollback")
+    if back.get("replaced") != published["version"]:
+        raise FlowFailed(f"assist index --rollback: {str(back)[:200]}")
+    _serving(r, canary=False)
+
+
+def _serving(r: Rehearsal, canary: bool) -> None:
+    deadline = time.monotonic() + 2 * INDEX_REFRESH_S + 10
+    while True:
+        a = _ask(r, "What is the rehearsal publishing canary?", "RETRIEVAL")
+        if any(s["id"].startswith("publish-canary") for s in a["sources"]) == canary:
+            return
+        if time.monotonic() > deadline:
+            raise FlowFailed(f"the warm Retrieve function {'never served' if canary else 'still serves'} the canary")
+        time.sleep(0.5)
+
+
+def flow_front_door(r: Rehearsal) -> None:
+    """The state machine's tasks are not routes of the HTTP API; /insights serves only a token with the admin
+    scope (the Ask function reads the history's by-export-day index under its role)."""
+    for path in ("/v1/classify", "/v1/retrieve"):
+        status, _ = r.api("POST", path, {"session_id": r.session, "message": "hello"})
+        if status != 404:
+            raise FlowFailed(f"POST {path} is a route of the HTTP API (HTTP {status})")
+    status, page = r.api("GET", "/insights")
+    if status != 403:
+        raise FlowFailed(f"GET /insights without the admin scope: HTTP {status}")
+    status, page = r.api("GET", "/insights", token=r.admin_token)
+    if status != 200 or "<svg" not in str(page):
+        raise FlowFailed(f"GET /insights with the admin scope: HTTP {status}: {str(page)[:200]}")
+
+
+def flow_metrics(r: Rehearsal) -> None:
+    """The Answer function's log holds the turn's EMF records (namespace Assist), as CloudWatch would read them:
+    no API call, so no permission (ADR 0064)."""
+    answer = _ask(r, "How is the engine configured?", "RETRIEVAL")
+    deadline = time.monotonic() + 10
+    while True:
+        found: dict[str, dict[str, Any]] = {}
+        for line in (r.logs / "AnswerFunction.log").read_text(errors="replace").splitlines():
+            if line.startswith("{") and '"_aws"' in line:
+                record = json.loads(line)
+                for definition in record["_aws"]["CloudWatchMetrics"]:
+                    if definition["Namespace"] == "Assist":
+                        found.update({m["Name"]: record for m in definition["Metrics"]})
+        if {"Turns", "LatencyMs", "ModelTokens"} <= set(found) and ("Degraded" in found or not answer["degraded"]):
+            return
+        if time.monotonic() > deadline:
+            raise FlowFailed(f"the Answer function's log has EMF records for {sorted(found)} only")
+        time.sleep(0.5)
+
+
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "ask_retrieval": flow_ask_retrieval,
     "ask_code_generation": flow_ask_code_generation,
@@ -371,6 +463,9 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "cli_ask": flow_cli_ask,
     "cli_export": flow_cli_export,
     "index_sync": flow_index_sync,
+    "index_publish": flow_index_publish,
+    "front_door": flow_front_door,
+    "metrics": flow_metrics,
 }
 
 
@@ -451,6 +546,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
             "JwtAudience": AUDIENCE,
             "JwtJwksUrl": issuer.jwks_url,
             "ClassifierModelKey": "routing/current",
+            "IndexRefreshSeconds": str(INDEX_REFRESH_S),
         }
         cfn = expand(region=REGION, parameters=parameters)
         parameters = {k: v for k, v in parameters.items() if k in cfn.get("Parameters", {})}
@@ -550,7 +646,19 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         for p in processes.values():
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
-        yield Rehearsal(admin, denials, processes, functions, roles, issuer.token(USER), logs)
+        token, admin_token = issuer.token(USER), issuer.token(USER, scope=stack.parameters.get("InsightsScope", ""))
+        yield Rehearsal(admin, denials, processes, functions, roles, token, logs, _routes(cfn), admin_token)
+
+
+def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
+    """(METHOD, path pattern) of every route of the HTTP APIs, from the OpenAPI body the translator generates."""
+    out = []
+    for res in cfn["Resources"].values():
+        if res["Type"] == "AWS::ApiGatewayV2::Api":
+            for path, methods in res["Properties"].get("Body", {}).get("paths", {}).items():
+                pattern = re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(path)))
+                out += [(m.upper(), pattern) for m in methods]
+    return out
 
 
 def _operator(admin: Settings) -> Settings:

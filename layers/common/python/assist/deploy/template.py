@@ -158,6 +158,8 @@ class Stack:
             return f"arn:aws:states:{self.region}:{ACCOUNT}:stateMachine:{self.name}-{logical}"
         if kind == "AWS::S3::Bucket":
             return f"{self.name}-{logical}".lower()
+        if kind == "AWS::SNS::Topic":
+            return f"arn:aws:sns:{self.region}:{ACCOUNT}:{self.name}-{logical}"
         if kind == "AWS::SQS::Queue":
             return f"https://sqs.{self.region}.amazonaws.com/{ACCOUNT}/{self.name}-{logical}"
         return f"{self.name}-{logical}"

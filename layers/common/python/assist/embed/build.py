@@ -21,6 +21,9 @@ def build_embedder(settings: Settings) -> Embedder:
         from assist.embed.ollama import OllamaEmbedder
 
         return OllamaEmbedder(
-            host=settings.ollama_host, model=settings.embedder.split(":", 1)[1], timeout_s=settings.ollama_timeout_s
+            host=settings.ollama_host,
+            model=settings.embedder.split(":", 1)[1],
+            timeout_s=settings.ollama_timeout_s,
+            api_key=settings.ollama_api_key,
         )
     raise EmbedderError(f"EMBEDDER={settings.embedder!r}: expected 'minilm' or 'ollama:<model>'")

@@ -8,10 +8,14 @@ from assist.embed.base import EmbedderError
 
 
 class OllamaEmbedder:
-    def __init__(self, host: str, model: str, timeout_s: float = 30.0, dim: int | None = None) -> None:
+    def __init__(
+        self, host: str, model: str, timeout_s: float = 30.0, dim: int | None = None, api_key: str | None = None
+    ) -> None:
         import ollama
 
-        self._client = ollama.Client(host=host, timeout=timeout_s)
+        from assist.ollama_client import bearer
+
+        self._client = ollama.Client(host=host, timeout=timeout_s, headers=bearer(api_key))
         self._model = model
         self.id = f"ollama:{model}"
         self.dim = dim or len(self.embed(["dimension probe"])[0])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from assist import metrics
 from assist.export.redact import redact
 from assist.logs import get_logger
 from assist.memory.keys import EXPORT_KEY
@@ -117,9 +118,11 @@ class LabelExporter:
         return out
 
     def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        records = []
+        from assist.export.hash_key import hash_key
+
+        records, key = [], hash_key(self._s)
         for e in sorted(entries, key=lambda e: e[EXPORT_KEY]):
-            sid = session_hash(e["session_id"], self._s.export_hash_key)
+            sid = session_hash(e["session_id"], key)
             records.append(
                 {
                     "schema": SCHEMA_VERSION,
@@ -151,6 +154,7 @@ class LabelExporter:
             watermark=result.watermark,
             read_units=result.read_units,
         )
+        metrics.exported(result.records)
         return result
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist import metrics
 from assist.embed.base import check_same
 from assist.errors import AssistError
 from assist.index import manifest
@@ -141,6 +142,7 @@ def write(
     entries = with_hubs(entries, {d: chunks for d, (_, chunks) in full.items()})
     written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in full.items()})
     log.info("index.manifest", entries=len(entries), written=written)
+    metrics.indexed(stats.docs)
     return stats
 
 

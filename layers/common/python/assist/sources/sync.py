@@ -87,6 +87,9 @@ def sync_sources(
     """Bring the index in line with these sources; returns the index's counts and each source's."""
     if not specs:
         raise SourceError("no sources given")
+    from assist.index.pointer import live_uri
+
+    settings = settings.with_(index_uri=live_uri(settings.index_uri, s3))  # a published index: its live version
     t0 = time.perf_counter()
     with writer_lease(settings.index_uri, s3):
         db = connect(settings.index_uri, settings.storage_options())

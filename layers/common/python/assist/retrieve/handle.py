@@ -1,0 +1,87 @@
+"""The index as readers see it: the live version, followed without a restart (ADR 0067).
+
+An `IndexHandle` owns the location and knows the live version: it re-reads the pointer
+(`index/pointer.py`) at most every `INDEX_REFRESH_S`, and what it opened for one version (the retriever,
+the corpus manifest) is opened again for the next. Every cache of index-derived state keys on
+`handle.location()`, so nothing read from an old version outlives the switch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from assist.logs import get_logger
+from assist.settings import Settings
+
+log = get_logger(__name__)
+T = TypeVar("T")
+_handles: dict[tuple[str, float, str | None], IndexHandle] = {}
+_handles_lock = threading.Lock()
+
+
+class IndexHandle:
+    def __init__(self, settings: Settings, s3: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self._settings, self._s3, self._clock = settings, s3, clock
+        self._uri: str | None = None
+        self._checked = float("-inf")
+        self._lock = threading.Lock()
+
+    def location(self) -> str:
+        """The live version's URI (the location itself when nothing is published), re-checked when due."""
+        with self._lock:
+            now = self._clock()
+            if self._uri is None or now - self._checked >= self._settings.index_refresh_s:
+                self._checked = now
+                self._uri = self._read(self._uri)
+            return self._uri
+
+    def follow(self, open_: Callable[[Settings], T], settings: Settings) -> Callable[[], T]:
+        """A provider of `open_(settings pointed at the live version)`: opened on first call, again when the
+        version moves. `location()` is the key: whatever is cached from one version is dropped with it."""
+        opened: dict[str, T] = {}
+        lock = threading.Lock()
+
+        def get() -> T:
+            uri = self.location()
+            with lock:
+                if uri not in opened:
+                    value = open_(settings.with_(index_uri=uri))
+                    opened.clear()  # the old version's objects go with it
+                    opened[uri] = value
+                return opened[uri]
+
+        return get
+
+    def _read(self, current: str | None) -> str:
+        from assist.index import pointer
+
+        root = self._settings.index_uri
+        try:
+            uri = pointer.live_uri(root, self._s3_client())
+        except Exception as exc:  # an unreadable pointer keeps the version being served; first use has none
+            if current is None:
+                raise
+            log.warning("index.pointer_unreadable", index=root, serving=current, error=f"{type(exc).__name__}: {exc}")
+            return current
+        if current is not None and uri != current:
+            log.info("index.version_switched", index=root, serving=current, live=uri)
+        return uri
+
+    def _s3_client(self) -> Any:
+        if self._s3 is None and self._settings.index_is_s3:
+            from assist.aws.clients import client
+
+            self._s3 = client("s3", self._settings)
+        return self._s3
+
+
+def handle_for(settings: Settings) -> IndexHandle:
+    """One handle per index location and interval in the process, shared by the retriever and the corpus."""
+    key = (settings.index_uri, settings.index_refresh_s, settings.aws_endpoint_url)
+    with _handles_lock:
+        if key not in _handles:
+            _handles[key] = IndexHandle(settings)
+        return _handles[key]
