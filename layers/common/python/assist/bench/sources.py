@@ -103,8 +103,7 @@ def compare(
     from assist.index.store import sync
     from assist.sources.site import read_site
 
-    judged = beir.read_qrels(qrels)
-    asked = {q: t for q, t in beir.read_queries(queries).items() if q in judged}
+    judged, asked = beir.read_judged(queries, qrels)
     site_dir = work / "site"
     shutil.rmtree(site_dir, ignore_errors=True)
     pages = render_site(docs, site_dir)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from assist.aws import s3_uri
 from assist.classify.features import Block, terms
 from assist.errors import AssistError
 
@@ -236,7 +237,7 @@ class ClassifierModel:
         if path.startswith("s3://"):
             if s3 is None:
                 raise ModelError(f"{path}: an S3 model needs an S3 client")
-            bucket, _, key = path[5:].partition("/")
+            bucket, key = s3_uri.split(path)
             try:
                 data = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
             except s3.exceptions.NoSuchKey as exc:

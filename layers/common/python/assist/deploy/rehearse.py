@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from assist.aws import s3_uri
 from assist.deploy import iam
 from assist.deploy.runtime import FunctionProcess
 from assist.deploy.sync_execution import SyncExecutions
@@ -285,7 +286,7 @@ def _hashed_with_the_secret(r: Rehearsal, files: list[str]) -> None:
     if "EXPORT_HASH_KEY" in env or "EXPORT_HASH_KEY_SECRET" not in env:
         raise FlowFailed("the export's hash key is in its environment, or no secret is named")
     secret = client("secretsmanager", r.admin).get_secret_value(SecretId=env["EXPORT_HASH_KEY_SECRET"])["SecretString"]
-    bucket, _, key = files[0][5:].partition("/")
+    bucket, key = s3_uri.split(files[0])
     body = client("s3", r.admin).get_object(Bucket=bucket, Key=key)["Body"].read().decode()
     sessions = {json.loads(line)["session"] for line in body.splitlines() if line}
     expected = {session_hash(f"rehearsal-export-{n}", secret) for n in range(EXPORT_SESSIONS)}
@@ -303,7 +304,7 @@ def flow_index_sync(r: Rehearsal) -> None:
     where = r.functions[sync].environment.get("SOURCES_FILE", "")
     if not where.startswith("s3://"):
         raise FlowFailed(f"SOURCES_FILE is {where!r}, not an object on S3")
-    bucket, _, key = where[5:].partition("/")
+    bucket, key = s3_uri.split(where)
     with _served({"/openapi.yaml": OPENAPI}) as base:  # the operator's sources file names one spec on a host
         sources = f"sources:\n  - location: {base}/openapi.yaml\n    kind: openapi\n"
         client("s3", r.admin).put_object(Bucket=bucket, Key=key, Body=sources.encode())
@@ -403,13 +404,21 @@ def flow_index_publish(r: Rehearsal) -> None:
 
 
 def _serving(r: Rehearsal, canary: bool) -> None:
-    deadline = time.monotonic() + 2 * INDEX_REFRESH_S + 10
-    while True:
+    def check() -> str | None:
         a = _ask(r, "What is the rehearsal publishing canary?", "RETRIEVAL")
         if any(s["id"].startswith("publish-canary") for s in a["sources"]) == canary:
-            return
+            return None
+        return f"the warm Retrieve function {'never served' if canary else 'still serves'} the canary"
+
+    _until(check, 2 * INDEX_REFRESH_S + 10)
+
+
+def _until(check: Callable[[], str | None], within_s: float) -> None:
+    """Polls `check` until it returns None; after `within_s`, what it last said is the flow's failure."""
+    deadline = time.monotonic() + within_s
+    while (why := check()) is not None:
         if time.monotonic() > deadline:
-            raise FlowFailed(f"the warm Retrieve function {'never served' if canary else 'still serves'} the canary")
+            raise FlowFailed(why)
         time.sleep(0.5)
 
 
@@ -432,20 +441,24 @@ def flow_metrics(r: Rehearsal) -> None:
     """The Answer function's log holds the turn's EMF records (namespace Assist), as CloudWatch would read them:
     no API call, so no permission (ADR 0064)."""
     answer = _ask(r, "How is the engine configured?", "RETRIEVAL")
-    deadline = time.monotonic() + 10
-    while True:
-        found: dict[str, dict[str, Any]] = {}
-        for line in (r.logs / "AnswerFunction.log").read_text(errors="replace").splitlines():
-            if line.startswith("{") and '"_aws"' in line:
-                record = json.loads(line)
-                for definition in record["_aws"]["CloudWatchMetrics"]:
-                    if definition["Namespace"] == "Assist":
-                        found.update({m["Name"]: record for m in definition["Metrics"]})
-        if {"Turns", "LatencyMs", "ModelTokens"} <= set(found) and ("Degraded" in found or not answer["degraded"]):
-            return
-        if time.monotonic() > deadline:
-            raise FlowFailed(f"the Answer function's log has EMF records for {sorted(found)} only")
-        time.sleep(0.5)
+    wanted = {"Turns", "LatencyMs", "ModelTokens"} | ({"Degraded"} if answer["degraded"] else set())
+
+    def check() -> str | None:
+        found = _emf_metric_names(r.logs / "AnswerFunction.log")
+        return None if wanted <= found else f"the Answer function's log has EMF records for {sorted(found)} only"
+
+    _until(check, 10)
+
+
+def _emf_metric_names(log: Path) -> set[str]:
+    """The names of the `Assist` namespace's metrics in a log's EMF records."""
+    names: set[str] = set()
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{") and '"_aws"' in line:
+            for definition in json.loads(line)["_aws"]["CloudWatchMetrics"]:
+                if definition["Namespace"] == "Assist":
+                    names |= {m["Name"] for m in definition["Metrics"]}
+    return names
 
 
 FLOWS: dict[str, Callable[[Rehearsal], None]] = {

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
+from assist.aws import s3_uri
+
 
 class Sink(Protocol):
     uri: str
@@ -43,7 +45,7 @@ class LocalSink:
 
 class S3Sink:
     def __init__(self, uri: str, s3: Any) -> None:
-        bucket, _, prefix = uri[5:].partition("/")
+        bucket, prefix = s3_uri.split(uri)
         self.uri, self._bucket, self._prefix, self._s3 = uri, bucket, prefix.strip("/"), s3
 
     def _key(self, name: str) -> str:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from assist.aws import s3_uri
 from assist.errors import AssistError
 from assist.logs import get_logger
 
@@ -62,8 +63,8 @@ class _S3Lease:
     def __init__(self, uri: str, s3: Any) -> None:
         if s3 is None:
             raise ValueError("an s3:// index needs an S3 client for its writer lease")
-        bucket, _, prefix = uri[5:].partition("/")
-        self.s3, self.bucket, self.key = s3, bucket, f"{prefix.rstrip('/')}/{LOCK_NAME}".lstrip("/")
+        self.s3 = s3
+        self.bucket, self.key = s3_uri.beside(uri, LOCK_NAME)
 
     def create(self, body: str) -> bool:
         from botocore.exceptions import ClientError

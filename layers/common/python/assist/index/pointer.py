@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from assist.aws import s3_uri
+
 POINTER = "LIVE.json"
 VERSIONS = "versions"
 
@@ -33,7 +35,7 @@ def read(root: str, s3: Any = None) -> dict[str, Any] | None:
     if root.startswith("s3://"):
         from botocore.exceptions import ClientError
 
-        bucket, key = _split(root)
+        bucket, key = s3_uri.beside(root, POINTER)
         try:
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
         except ClientError as exc:
@@ -50,7 +52,7 @@ def write(root: str, pointer: dict[str, Any], s3: Any = None) -> None:
     version or the new one, never half of either."""
     body = json.dumps(pointer, sort_keys=True).encode()
     if root.startswith("s3://"):
-        bucket, key = _split(root)
+        bucket, key = s3_uri.beside(root, POINTER)
         s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
         return
     Path(root).mkdir(parents=True, exist_ok=True)
@@ -58,8 +60,3 @@ def write(root: str, pointer: dict[str, Any], s3: Any = None) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(body)
     os.replace(tmp, Path(root) / POINTER)
-
-
-def _split(root: str) -> tuple[str, str]:
-    bucket, _, prefix = root[5:].partition("/")
-    return bucket, f"{prefix.rstrip('/')}/{POINTER}".lstrip("/")

@@ -101,17 +101,21 @@ def judge(settings: Settings, embedder: Embedder, root: str, version: str, s3: A
 
 def score(settings: Settings, embedder: Embedder) -> float:
     """nDCG@10 of the index at `settings.index_uri` on the gate's relevance set."""
-    from assist.index.store import open_table
+    from assist.index.store import connect, open_table
     from assist.retrieve import beir
     from assist.retrieve.evaluate import DEPTH, best_chunk_order, ndcg, searcher
+    from assist.retrieve.manifest import load
     from assist.retrieve.search import SearchOptions
 
-    judged = beir.read_qrels(settings.index_gate_qrels)
-    asked = {q: text for q, text in beir.read_queries(settings.index_gate_queries).items() if q in judged}
-    if not asked:
-        raise beir.BeirError(f"no query of {settings.index_gate_queries} is judged in {settings.index_gate_qrels}")
+    judged, asked = beir.read_judged(settings.index_gate_queries, settings.index_gate_qrels)
+    db = connect(settings.index_uri, settings.storage_options())
     search = searcher(
-        "adaptive", open_table(settings, embedder), embedder, SearchOptions.from_settings(settings), DEPTH
+        "adaptive",
+        open_table(settings, embedder, db),
+        embedder,
+        SearchOptions.from_settings(settings),
+        DEPTH,
+        catalog=lambda: load(db, settings.index_uri, settings.index_table),  # identifiers, as readers rank
     )
     total = sum(ndcg(best_chunk_order(search(text)), judged[q], 10) for q, text in asked.items())
     return round(total / len(asked), 4)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from assist.aws import s3_uri
 from assist.local.ports import free_port
 from assist.logs import get_logger
 
@@ -73,7 +74,7 @@ def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: b
     s3 = client("s3", settings)
     ensure_resources(settings, client("dynamodb", settings), s3)
     if settings.index_is_s3:
-        bucket = settings.index_uri[5:].split("/", 1)[0]
+        bucket, _ = s3_uri.split(settings.index_uri)
         if bucket != settings.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
             s3.create_bucket(Bucket=bucket)
     specs = docs if isinstance(docs, list) else [SourceSpec(str(docs))]

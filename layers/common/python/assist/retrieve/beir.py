@@ -71,6 +71,15 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return out
 
 
+def read_judged(queries: str | Path, qrels: str | Path) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """(qrels, the queries that have a relevant document): what every evaluation asks; a BeirError when none has."""
+    judged = read_qrels(qrels)
+    asked = {qid: text for qid, text in read_queries(queries).items() if qid in judged}
+    if not asked:
+        raise BeirError(f"no query of {queries} has a relevant document in {qrels}")
+    return judged, asked
+
+
 def index_documents(corpus: dict[str, tuple[str, str]], source: str = "") -> dict[str, tuple[str, list[DocChunk]]]:
     """Each corpus document as index chunks (long ones cut like our own docs), keyed by its id, with its hash."""
     docs = {}

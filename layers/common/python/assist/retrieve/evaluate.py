@@ -134,10 +134,7 @@ def evaluate(
     for name in (strategy, baseline):
         if name is not None and name not in STRATEGIES:
             raise ValueError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGIES)}")
-    judged = beir.read_qrels(qrels)
-    asked = {qid: text for qid, text in beir.read_queries(queries).items() if qid in judged}
-    if not asked:
-        raise beir.BeirError(f"no query of {queries} has a relevant document in {qrels}")
+    judged, asked = beir.read_judged(queries, qrels)
     table, n_docs, catalog = build_index(corpus, index_dir, settings, embedder, s3)
     chunks = math.ceil(DEPTH * min(max(1.0, table.count_rows() / n_docs), 3.0))
     opts = options or SearchOptions.from_settings(settings)

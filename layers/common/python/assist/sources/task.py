@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from assist.aws import s3_uri
 from assist.sources.spec import SourceError, load_file, load_text
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ def run(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     if not where:
         raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")
     if where.startswith("s3://"):
-        bucket, _, key = where[5:].partition("/")
+        bucket, key = s3_uri.split(where)
         try:
             body = client("s3", settings).get_object(Bucket=bucket, Key=key)["Body"].read()
         except Exception as exc:  # any S3 failure names the file it could not read
