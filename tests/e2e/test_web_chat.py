@@ -160,11 +160,7 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     expect(answer.get_by_role("button", name="Not helpful")).to_have_attribute("aria-pressed", "true")
     page.screenshot(path=tmp_path / "chat.png")
 
-    page.set_viewport_size(NARROW)
-    assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
-    page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=tmp_path / "chat-360.png")
-    page.set_viewport_size(WIDE)
+    fits_narrow(page, tmp_path / "chat-360.png")
 
     page.reload()
     stored = page.locator(".turn .answer").last
@@ -199,6 +195,15 @@ def test_a_question_streams_after_its_route_cites_sources_and_keeps_feedback(
     expect(page.locator(".turn .question")).to_have_text([QUESTION, "Where is the index stored?"])
 
     refresh_docs_images(tmp_path, "chat.png", "chat-360.png")
+
+
+def fits_narrow(page, shot: Path) -> None:
+    """At 360 px the page does not scroll sideways; its top is photographed, then the wide view comes back."""
+    page.set_viewport_size(NARROW)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=shot)
+    page.set_viewport_size(WIDE)
 
 
 def refresh_docs_images(folder: Path, *names: str) -> None:
@@ -260,11 +265,7 @@ def test_a_new_visitor_asks_about_the_corpus_in_spanish_and_english_without_a_mo
     expect(notice).not_to_contain_text("passages")
     page.evaluate("window.scrollTo(0, 0)")  # the question and the first lines of its answer
     page.screenshot(path=tmp_path / "chat-corpus.png")
-    page.set_viewport_size(NARROW)
-    assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling at 360 px"
-    page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=tmp_path / "chat-corpus-360.png")
-    page.set_viewport_size(WIDE)
+    fits_narrow(page, tmp_path / "chat-corpus-360.png")
 
     # New chat: an empty session, again with no history read; an English list answer in English
     page.get_by_role("button", name="New chat").click()
