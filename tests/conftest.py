@@ -17,9 +17,9 @@ import pytest
 
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
-from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
 from assist.logs import configure
 from assist.settings import Settings
+from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
 from tests.support.ollama_server import OllamaTestServer
 
 ROOT = Path(__file__).resolve().parents[1]

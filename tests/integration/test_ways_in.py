@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from assist.api.app import create_app
-from assist.local.statemachine import ServerlessStack
+from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
 from tests.support.ollama_server import OllamaTestServer
 

@@ -21,7 +21,7 @@ REPO = TEMPLATE.parent
 def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = REPO / "docs") -> Iterator[Settings]:
     """A moto server, the tables and bucket, and an index of docs/: cached and incremental in
     `index_dir`, or without one a throw-away index removed on exit."""
-    from assist.local.stack import MotoServer, local_settings, prepare
+    from assist_dev.local.stack import MotoServer, local_settings, prepare
 
     with ExitStack() as cleanup:
         if index_dir is None:
