@@ -18,7 +18,7 @@ from assist.contracts import AskRequest, FeedbackRequest, QueryType
 from assist.insights.gather import gather
 from assist.memory.backends import open_store
 from assist.settings import Settings
-from assist_dev.bench.export import populate
+from assist_dev.local.seed import populate
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration

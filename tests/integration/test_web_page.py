@@ -54,6 +54,6 @@ def test_only_the_pages_own_files_are_served(base):
 
 
 def test_the_classify_and_retrieve_apps_do_not_load_the_page():
-    code = "import sys, assist.api.functions; print('assist.api.web' in sys.modules)"
+    code = "import sys, assist.serverless.routes; print('assist.api.web' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -23,6 +23,7 @@ SERVICE = "assist"
 
 def _record(values: dict[str, tuple[float, str]], dimensions: dict[str, str], totals: bool = False) -> dict[str, Any]:
     """One EMF record: `values` name → (value, unit); `totals` adds the service-only dimension set."""
+    # deferred, ADR 0071: Powertools (metrics extra only)
     from aws_lambda_powertools.metrics import EphemeralMetrics
 
     metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE)

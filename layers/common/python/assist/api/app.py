@@ -18,6 +18,8 @@ from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
 from assist.api.identity import caller, token_guard
 from assist.api.insights import insights_routes
+from assist.api.ways_in import ways_in
+from assist.api.web import chat_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
@@ -60,9 +62,6 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
-
-    from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
-    from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
 
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]

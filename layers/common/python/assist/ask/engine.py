@@ -18,11 +18,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import msgspec
 
 from assist import metrics
+from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.not_covered import nearest_topics, not_covered
 from assist.answer.phrases import language
 from assist.answer.prefetch import Prefetched
 from assist.answer.prompts import build_messages
@@ -45,12 +48,15 @@ from assist.contracts import (
     check_ask,
 )
 from assist.deadline import after, sooner
+from assist.language import foreign
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
 from assist.memory.store import Turn, intent_entries, topic_of
 from assist.memory.translate import llm_translate
 from assist.retrieve.analysis import analyze
-from assist.retrieve.language import foreign
+from assist.retrieve.corpus import recognize
+from assist.retrieve.documents import whole_document
+from assist.retrieve.verdict import Weights, judge
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -227,9 +233,6 @@ class Engine:
         with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
         be searched says nothing about the documentation: no verdict then. The verdict and its signals go
         to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
-        from assist.answer.not_covered import nearest_topics
-        from assist.retrieve.verdict import Weights, judge
-
         result = state.retrieval
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
@@ -245,7 +248,6 @@ class Engine:
         renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
         if self._corpus is None:
             return
-        from assist.retrieve.corpus import recognize  # the classify function, importing this module, never needs it
 
         start = time.perf_counter()
         try:
@@ -331,9 +333,6 @@ class Engine:
         route's delivery (ADR 0037). If the consumer goes away mid-stream, the model stream is
         closed and the turn is still written (with what was generated so far and `client_disconnected`).
         """
-        import anyio
-        import msgspec
-
         req = state.request
         route = self._route(state)
         ctx = self._context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
@@ -397,8 +396,6 @@ class Engine:
         return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
 
     def _not_covered(self, state: TurnState) -> str:
-        from assist.answer.not_covered import not_covered
-
         with stage(state.stages, "generate") as st:
             st.update(model=None, answered_by="not_covered")
             return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
@@ -416,9 +413,6 @@ class Engine:
     def _corpus_context(self, state: TurnState, ctx: Context) -> Context:
         """A corpus question's context: the named documents whole and first (then the other passages),
         and the `<corpus>` section. The budgets used go to the trace's `corpus` stage."""
-        from assist.retrieve.corpus import extractive, section
-        from assist.retrieve.documents import whole_document
-
         match = state.corpus
         assert match is not None
         try:
@@ -438,13 +432,13 @@ class Engine:
             whole += whole_document(corpus.table, doc_id, max(left, 1), (match.found_by,) if match.found_by else ())
         named = set(match.documents)
         chunks = whole + [c for c in ctx.chunks if c.doc_id not in named]
-        text = section(match, corpus)
+        text = section(match, corpus.by_id)
         for st in state.stages:
             if st.get("name") == "corpus":
                 st.update(
                     corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
                 )
-        return Context(chunks, ctx.turns, text, extractive(match, corpus, language(state.request.message)))
+        return Context(chunks, ctx.turns, text, extractive(match, corpus.by_id, language(state.request.message)))
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
         req = state.request

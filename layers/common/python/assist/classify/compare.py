@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from assist.classify.build import build_cascade
+
 if TYPE_CHECKING:
     from assist.classify.data import Example
     from assist.embed.base import Embedder
@@ -32,7 +34,7 @@ def shared_rows(before: list[Example], after: list[Example]) -> int:
 def side(
     seed: list[Example], model_path: str, holdout: list[Example], settings: Settings, embedder: Embedder, rows: int
 ) -> dict[str, Any]:
-    from assist.ask.build import build_cascade
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.classify.evaluate import eval_routing
     from assist.classify.train import cross_validate
 

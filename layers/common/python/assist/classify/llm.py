@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.contracts import QueryType
 from assist.logs import get_logger
+from assist.ollama_client import build_client, call_errors
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -98,8 +99,6 @@ class LLMClassifier:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClassifier:
-        from assist.ollama_client import build_client, call_errors
-
         budget = settings.classifier_llm_timeout_s
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.

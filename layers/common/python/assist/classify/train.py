@@ -138,6 +138,7 @@ def guard_similarities(
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy import sparse
 
     parts = [sparse.csr_matrix(vectors * WEIGHTS["embedding"])]
@@ -155,6 +156,7 @@ def _fit(
     vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], w: np.ndarray, heads: list[str], c: float
 ):
     """Blocks fitted on these rows only, and the weighted logistic regression; returns (blocks, coef, intercept)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.linear_model import LogisticRegression
 
     blocks = {name: Block.fit([d[name] for d in docs], MIN_DF) for name in ("words", "chars")}
@@ -179,6 +181,7 @@ def _fit_temperature(
     prior: dict[str, float] | None = None,
 ) -> float:
     """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy.optimize import minimize_scalar
 
     prev = [previous_type(e.history_types) for e in examples]
@@ -193,6 +196,7 @@ def _fit_temperature(
 
 
 def _folds(examples: list[Example], y: list[str], k: int):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.model_selection import StratifiedGroupKFold
 
     groups = [" ".join(e.text.lower().split()) for e in examples]  # one message never on both sides
@@ -245,6 +249,7 @@ def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster
     """Folds that hold out whole topics: k-means clusters of the message embeddings (fitted on the first
     `cluster_rows` rows, or all), every row in its nearest cluster, the clusters dealt to the folds in a random order.
     A proxy for messages about topics the seed does not have (ADR 0013, ADR 0015)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.cluster import KMeans
 
     fit_on = vectors if cluster_rows is None else vectors[:cluster_rows]

@@ -28,6 +28,7 @@ class OnnxEmbedder:
 
     @classmethod
     def load(cls, model_dir: str | Path, threads: int | None = None) -> OnnxEmbedder:
+        # deferred, ADR 0071: onnxruntime 0.15 s, tokenizers (embed extra only)
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from assist.aws.clients import client
 from assist.settings import Settings
 
 _providers: dict[tuple[str | None, str], Any] = {}
@@ -27,9 +28,8 @@ def _provider(settings: Settings) -> Any:
     key = (settings.aws_endpoint_url, settings.aws_region)
     with _lock:
         if key not in _providers:
+            # deferred, ADR 0071: Powertools (metrics extra only)
             from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-            from assist.aws.clients import client
 
             _providers[key] = SecretsProvider(boto3_client=client("secretsmanager", settings))
         return _providers[key]

@@ -23,8 +23,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from assist import metrics
+from assist.aws.clients import client
+from assist.export.hash_key import hash_key
 from assist.export.redact import redact
+from assist.export.sink import open_sink
 from assist.logs import get_logger
+from assist.memory.backends import open_store
 from assist.memory.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
@@ -118,8 +122,6 @@ class LabelExporter:
         return out
 
     def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from assist.export.hash_key import hash_key
-
         records, key = [], hash_key(self._s)
         for e in sorted(entries, key=lambda e: e[EXPORT_KEY]):
             sid = session_hash(e["session_id"], key)
@@ -186,11 +188,7 @@ def _iso(t: datetime) -> str:
 
 def run_export(settings: Settings, force: bool = False) -> ExportResult:
     """The export as the CLI, the scheduled function and its HTTP route run it: clients from the settings."""
-    from assist.aws.clients import client
-    from assist.export.sink import open_sink
-
     uri = settings.classifier_export_dir
-    from assist.memory.backends import open_store
 
     sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
     return LabelExporter(settings, open_store(settings), sink).run(force=force)

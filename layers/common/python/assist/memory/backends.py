@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from assist.aws.clients import client
 from assist.logs import get_logger
+from assist.memory.dynamodb import DynamoDBStore
+from assist.memory.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from assist.memory.store import Store
@@ -21,14 +24,9 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
     """DynamoDB through `dynamodb` (a client, or a callable that builds one), or the embedded SQLite
     file. boto3 is not imported for the file store."""
     if settings.session_backend == "file":
-        from assist.memory.sqlite import SQLiteStore
-
         log.info("memory.store_opened", backend="file", path=settings.session_store_file)
         return SQLiteStore(settings.session_store_file, settings.session_ttl_days)
-    from assist.memory.dynamodb import DynamoDBStore
 
     if dynamodb is None or callable(dynamodb):
-        from assist.aws.clients import client
-
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
     return DynamoDBStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)

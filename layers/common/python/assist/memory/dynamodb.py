@@ -65,6 +65,7 @@ class DynamoDBStore(Store):
     """The sessions and intent-history tables of one deployment (or the local stack's moto)."""
 
     def __init__(self, client: DynamoDBClient, sessions_table: str, history_table: str, ttl_days: int = 30) -> None:
+        # deferred, ADR 0071: boto3 0.1 s (aws extra only)
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self._db = client
@@ -77,6 +78,7 @@ class DynamoDBStore(Store):
         self.read_units = 0.0
 
     def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import BotoCoreError, ClientError
 
         return advice(exc, self.endpoint, self._sessions) if isinstance(exc, ClientError | BotoCoreError) else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from assist.answer.llm import LLMUnavailable
 from assist.contracts import IntentEntry, QueryType
 
 if TYPE_CHECKING:
@@ -67,8 +68,6 @@ def llm_rewrite(
 
 def query_line(slots: ModelSlots, system: str, user: str, deadline: float | None = None) -> str | None:
     """The light slot's one-line search query for this prompt, by `deadline`; None when no model answered usably."""
-    from assist.answer.llm import LLMUnavailable
-
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     try:
         gen = slots.chat("light", messages, deadline=deadline)

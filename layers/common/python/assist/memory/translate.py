@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from assist.language import NAMES
 from assist.memory.rewrite import query_line
-from assist.retrieve.language import NAMES
 
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots

@@ -62,6 +62,7 @@ def searcher(
     """A function from query text to the doc ids of its ranked chunks, for one strategy."""
     cols = ["doc_id"]
     if strategy == "fts":
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.query import MatchQuery
 
         return lambda q: (
@@ -222,3 +223,20 @@ def _triage(
         "top5": [{"doc_id": c.doc_id, "found_by": c.found_by, "score": c.score} for c in result.chunks[:5]],
         "ndcg@10": {n: round(ndcg(r, rels, 10), 4) for n, r in ranked.items()},
     }
+
+
+def gate_score(settings: Settings, embedder: Embedder) -> float:
+    """nDCG@10 of the index at `settings.index_uri` on the publish gate's relevance set (`index/publish.py`,
+    ADR 0067): the adaptive retriever, documents ranked by their best chunk, identifiers resolved as readers do."""
+    judged, asked = beir.read_judged(settings.index_gate_queries, settings.index_gate_qrels)
+    db = connect(settings.index_uri, settings.storage_options())
+    search = searcher(
+        "adaptive",
+        open_table(settings, embedder, db),
+        embedder,
+        SearchOptions.from_settings(settings),
+        DEPTH,
+        catalog=lambda: load(db, settings.index_uri, settings.index_table),
+    )
+    total = sum(ndcg(best_chunk_order(search(text)), judged[q], 10) for q, text in asked.items())
+    return round(total / len(asked), 4)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.language import foreign
 from assist.retrieve import beir
 from assist.retrieve.evaluate import build_index
-from assist.retrieve.language import foreign
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.retrieve.verdict import Weights, judge
 

@@ -116,6 +116,7 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
+            # deferred, ADR 0071: lancedb 3.1 s
             from lancedb.expr import col
 
             rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
@@ -301,6 +302,7 @@ class Retriever:
         return first + [f for f in fused if f not in first]
 
     def _opening(self, doc_id: str) -> st.Hit | None:
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.expr import col, lit
 
         rows = (

@@ -168,6 +168,7 @@ def _is_sitemap(url: str) -> bool:
 
 def _sitemap(fetcher: Fetcher, url: str, counts: dict[str, Any], depth: int = 0) -> list[Listed]:
     """Pages a sitemap lists (with their lastmod), following a sitemap index two levels deep."""
+    # deferred, ADR 0071: lxml (index extra only)
     from lxml import etree
 
     resp = fetcher.get(url)
