@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assist.retrieve.analysis import QueryKind, analyze, words
+from assist.contracts import QueryKind
+from assist.retrieve.analysis import analyze, words
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from assist.answer.not_covered import nearest_topics, not_covered
 from assist.answer.phrases import PHRASES
-from assist.contracts import Chunk, RetrievalResult
+from assist.contracts import Chunk, Confidence, RetrievalResult, UncertainReason
 from assist.retrieve.verdict import Weights, content_words, coverage, judge
 
 WEIGHTS = Weights(threshold=0.65, centrality=1.0, coverage=0.3)
@@ -17,7 +17,10 @@ def chunk(
 
 
 def result(
-    chunks: list[Chunk], similarity: float | None = 0.5, centrality: float | None = 0.2, confidence: str = "high"
+    chunks: list[Chunk],
+    similarity: float | None = 0.5,
+    centrality: float | None = 0.2,
+    confidence: Confidence = Confidence.HIGH,
 ):
     return RetrievalResult(chunks=chunks, confidence=confidence, similarity=similarity, centrality=centrality)
 
@@ -30,10 +33,10 @@ def test_coverage_counts_content_words_by_their_stem():
 
 
 def test_no_passage_and_loose_phases_are_uncertain_with_their_reason():
-    assert judge("q", result([]), WEIGHTS).reason == "no_relevant_passage"
-    loose = judge("q", result([chunk("x")], confidence="speculative"), WEIGHTS)
+    assert judge("q", result([]), WEIGHTS).reason is UncertainReason.NO_RELEVANT_PASSAGE
+    loose = judge("q", result([chunk("x")], confidence=Confidence.SPECULATIVE), WEIGHTS)
     assert loose.uncertain
-    assert loose.reason == "low_retrieval_confidence"
+    assert loose.reason is UncertainReason.LOW_RETRIEVAL_CONFIDENCE
 
 
 def test_the_weighted_sum_decides_out_of_scope():
@@ -43,10 +46,10 @@ def test_the_weighted_sum_decides_out_of_scope():
     assert near.score == 0.3 + 0.1 + 0.3 * 1.0
     far = judge("lemon cake recipe", result([chunk("the engine is configured")], 0.2, 0.0), WEIGHTS)
     assert far.uncertain
-    assert far.reason == "out_of_scope"
+    assert far.reason is UncertainReason.OUT_OF_SCOPE
     assert far.coverage == 0.0
-    assert far.detail()["reason"] == "out_of_scope"
-    assert far.detail()["score"] == 0.2
+    assert far.detail().reason is UncertainReason.OUT_OF_SCOPE
+    assert far.detail().score == 0.2
 
 
 def test_named_documents_untranslated_questions_and_missing_vectors_are_not_called_out_of_scope():

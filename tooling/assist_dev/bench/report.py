@@ -13,6 +13,7 @@ from typing import Any
 from assist.aws.capacity import query_units
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
+from assist.contracts import Confidence
 from assist.embed.build import lazy_embedder
 from assist.insights.gather import gather
 from assist.insights.render import page
@@ -21,7 +22,8 @@ from assist.settings import Settings
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import MotoServer, local_settings
 
-CONFIDENCES = ("very_high", "high", "medium", "high", "low", "none", "medium", "high", "very_high", "high")
+C = Confidence
+CONFIDENCES = (C.VERY_HIGH, C.HIGH, C.MEDIUM, C.HIGH, C.LOW, C.NONE, C.MEDIUM, C.HIGH, C.VERY_HIGH, C.HIGH)
 
 
 def run(settings: Settings, entries: int, sessions: int, days: int, span_days: int) -> dict[str, Any]:

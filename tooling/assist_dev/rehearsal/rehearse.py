@@ -46,10 +46,12 @@ import anyio
 from assist.aws import s3_uri
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
+from assist.contracts import Degraded, Layer
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.export.labels import session_hash
 from assist.logs import get_logger
+from assist.memory.store import StoreUnavailable
 from assist.serverless.definition import ROOT
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
 from assist.sources.sync import ingest
@@ -70,13 +72,13 @@ AUDIENCE = "assist-rehearsal"
 USER = "rehearsal-user"
 #: degraded reasons that mean an AWS call failed (the model being absent is not one: no Ollama here by default)
 AWS_FAULTS = {
-    "classify_failed",
-    "retrieve_failed",
-    "answer_failed",
-    "index_unavailable",
-    "index_timeout",
-    "corpus_unavailable",
-    "sessions_unavailable",
+    Degraded.CLASSIFY_FAILED,
+    Degraded.RETRIEVE_FAILED,
+    Degraded.ANSWER_FAILED,
+    Degraded.INDEX_UNAVAILABLE,
+    Degraded.INDEX_TIMEOUT,
+    Degraded.CORPUS_UNAVAILABLE,
+    StoreUnavailable.reason,
 }
 EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
 INDEX_REFRESH_S = 2  # the template's IndexRefreshSeconds here: a published version is served within it
@@ -211,7 +213,7 @@ def flow_classifier_from_registry(r: Rehearsal) -> None:
     """An undeclared question is typed by the embedding layer, whose model the Classify function read from the
     registry on S3 (CLASSIFIER_MODEL_PATH = s3://…/models/routing/current)."""
     a = _ask(r, "How does the engine decide whether a question needs the documentation?")
-    if a["route"]["layer"] not in ("embedding", "rules"):
+    if a["route"]["layer"] not in (Layer.EMBEDDING, Layer.RULES):
         raise FlowFailed(f"route decided by {a['route']['layer']}: {a['route']['reason']}")
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assist.contracts import Degraded
 from assist.deadline import model_budget
 from assist.logs import get_logger
 from assist.ollama_client import build_client, call_errors
@@ -34,9 +35,9 @@ class LLMUnavailable(RuntimeError):
     """No model slot could produce an answer; `reason` is the degraded reason to report (`deadline` when the
     request's budget had no room left for a call)."""
 
-    def __init__(self, message: str, timed_out: bool = False, reason: str | None = None) -> None:
+    def __init__(self, message: str, timed_out: bool = False, reason: Degraded | None = None) -> None:
         super().__init__(message)
-        self.reason = reason or ("llm_timeout" if timed_out else "llm_unavailable")
+        self.reason = reason or (Degraded.LLM_TIMEOUT if timed_out else Degraded.LLM_UNAVAILABLE)
 
 
 @dataclass
@@ -44,12 +45,12 @@ class Generation:
     text: str
     model: str
     slot: str
-    usage: dict[str, Any] = field(default_factory=dict)
-    degraded: list[str] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    degraded: list[Degraded] = field(default_factory=list)
     model_ms: float = 0.0  # wall time spent waiting on the model (what "our overhead" excludes)
 
 
-def usage_of(reply: Any) -> dict[str, Any]:
+def usage_of(reply: Any) -> dict[str, int]:
     return {k: v for k in USAGE_FIELDS if (v := getattr(reply, k, None)) is not None}
 
 
@@ -93,7 +94,7 @@ class ModelSlots:
         for i, name in enumerate(self.order(slot)):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
-                raise LLMUnavailable("; ".join(failures), reason="deadline")
+                raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE)
             client = self._client(host, budget)
             t0 = time.perf_counter()
             try:
@@ -106,7 +107,7 @@ class ModelSlots:
                 model=model,
                 slot=name,
                 usage=usage_of(reply),
-                degraded=["slot_fallback"] if i else [],
+                degraded=[Degraded.SLOT_FALLBACK] if i else [],
                 model_ms=(time.perf_counter() - t0) * 1000,
             )
         log.warning("llm.unavailable", failures=failures)
@@ -124,7 +125,7 @@ class ModelSlots:
         for i, name in enumerate(self.order(slot)):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
-                raise LLMUnavailable("; ".join(failures), reason="deadline")
+                raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE)
             aclient = self._client(host, budget, asynchronous=True)
             t0 = time.perf_counter()
             parts: list[str] = []
@@ -145,7 +146,7 @@ class ModelSlots:
                 model=model,
                 slot=name,
                 usage=usage_of(last),
-                degraded=["slot_fallback"] if i else [],
+                degraded=[Degraded.SLOT_FALLBACK] if i else [],
                 model_ms=(time.perf_counter() - t0) * 1000,
             )
             return

@@ -18,6 +18,7 @@ from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
 from assist.api.identity import caller, token_guard
 from assist.api.insights import insights_routes
+from assist.api.schema import WireSchema
 from assist.api.ways_in import ways_in
 from assist.api.web import chat_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
@@ -92,6 +93,7 @@ def service(
         middleware=[BodyLimits(settings.max_body_bytes)],
         guards=[token_guard(settings)] if settings.jwt_jwks_url else [],  # verified identity (ADR 0050)
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
+        plugins=[WireSchema()],
         lifespan=lifespan or [],
         debug=False,
     )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
+from msgspec import UNSET
 
 from assist import metrics
 from assist.answer.corpus import extractive, section
@@ -33,14 +34,19 @@ from assist.contracts import (
     Answer,
     AskRequest,
     Chunk,
+    Confidence,
+    Degraded,
     Exchange,
     Feedback,
     FeedbackRequest,
     IntentEntry,
     QueryType,
+    RetrievalInfo,
     RetrievalResult,
     Route,
     Source,
+    Stage,
+    Trace,
     Transcript,
     TranscriptIntent,
     TranscriptTurn,
@@ -162,13 +168,13 @@ class Engine:
         with stage(state.stages, "history") as st:
             recent = self._store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
-            st["entries"] = len(state.history)
+            st.entries = len(state.history)
         turn = self._submit(self._store.begin_turn, req.session_id, state.owner) if take_turn else None
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
             state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
-            st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
+            st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = [Exchange(i["message"], i["answer"], list(i.get("sources", []))) for i in recent]
         if turn is not None:
@@ -178,9 +184,9 @@ class Engine:
             if leans_on_history(req.message, state.history):
                 with stage(state.stages, "rewrite") as st:
                     rewritten = llm_rewrite(self._slots, req.message, state.history, self._light_deadline(state))
-                    st["by"] = "llm" if rewritten else "history"
+                    st.by = "llm" if rewritten else "history"
                     state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
-                    st["query"] = state.route.retrieval_query
+                    st.query = state.route.retrieval_query
             state.route.lexical_query = self._translate(state, state.route.retrieval_query)
         return state
 
@@ -199,9 +205,10 @@ class Engine:
             return None
         with stage(state.stages, "translate") as st:
             translated = llm_translate(self._slots, query, self.settings.index_language, self._light_deadline(state))
-            st.update({"from": lang, "to": self.settings.index_language, "by": "llm" if translated else "none"})
+            st.source_language, st.to = lang, self.settings.index_language
+            st.by = "llm" if translated else "none"
             if translated:
-                st["query"] = translated
+                st.query = translated
         return translated
 
     def retrieve(self, state: TurnState) -> TurnState:
@@ -213,32 +220,28 @@ class Engine:
                 result = search.result(timeout=self.settings.retrieve_timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
                 log.warning("retrieve.timeout", budget_s=self.settings.retrieve_timeout_s)
-                result = RetrievalResult(chunks=[], confidence="none", degraded=["index_timeout"])
+                result = RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_TIMEOUT])
             state.retrieval = result
             state.degraded += result.degraded
-            st.update(
-                n=len(result.chunks),
-                confidence=result.confidence,
-                query_kind=result.query_kind,
-                strategies=result.strategies,
-            )
+            st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
+            st.strategies = result.strategies
         if state.route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             self._recognize(state, state.request.message)
             if state.corpus is None:
                 self._judge(state, query, state.route.lexical_query, st)
         return state
 
-    def _judge(self, state: TurnState, query: str, translated: str | None, st: dict[str, Any]) -> None:
+    def _judge(self, state: TurnState, query: str, translated: str | None, st: Stage) -> None:
         """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
         with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
         be searched says nothing about the documentation: no verdict then. The verdict and its signals go
         to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
         result = state.retrieval
-        if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
+        if result is None or any(d.without_index for d in result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index_language) is None
         verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
-        st["verdict"] = verdict.detail()
+        st.verdict = verdict.detail()
         if verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
@@ -259,17 +262,17 @@ class Engine:
             return
         state.corpus = match
         state.stages.append(
-            {
-                "name": "corpus",
-                "ms": round((time.perf_counter() - start) * 1000, 2),
-                "kind": match.kind,
-                "subject": match.subject,
-                "matched": match.matched,
-                "entries": len(match.entries),
-                "documents": match.documents,
-                **({"found_by": match.found_by} if match.found_by else {}),
-                **({"missing": match.missing} if match.missing else {}),
-            }
+            Stage(
+                name="corpus",
+                ms=round((time.perf_counter() - start) * 1000, 2),
+                kind=match.kind,
+                subject=match.subject,
+                matched=match.matched,
+                entries=len(match.entries),
+                documents=match.documents,
+                found_by=match.found_by or UNSET,
+                missing=match.missing or UNSET,
+            )
         )
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
@@ -288,7 +291,7 @@ class Engine:
             return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analyze(translated))
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
+            return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
 
     def prepare(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
@@ -304,7 +307,7 @@ class Engine:
         with stage(state.stages, "memory") as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
             state.memory = self._retriever().fetch(cited) if cited else []
-            st.update(turns=len(state.conversation), sources=len(state.memory))
+            st.turns, st.sources = len(state.conversation), len(state.memory)
         return state
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
@@ -374,10 +377,10 @@ class Engine:
                 yield "token", {"text": text}
             writing = True  # from here the turn is written here (or fails loudly), never a second time below
             answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks, turn)
-            yield "done", {**msgspec.to_builtins(answer), "usage": st.get("usage", {})}
+            yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
         finally:
             if not writing:
-                state.degraded.append("client_disconnected")
+                state.degraded.append(Degraded.CLIENT_DISCONNECTED)
                 log.info("answer.stream_cancelled", session_id=req.session_id, tokens=len(parts))
                 with anyio.CancelScope(shield=True):
                     await model.aclose()
@@ -397,7 +400,7 @@ class Engine:
 
     def _not_covered(self, state: TurnState) -> str:
         with stage(state.stages, "generate") as st:
-            st.update(model=None, answered_by="not_covered")
+            st.model, st.answered_by = None, "not_covered"
             return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
 
     def _context(self, state: TurnState) -> Context:
@@ -421,7 +424,7 @@ class Engine:
             log.warning("answer.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             corpus = None
         if corpus is None:
-            state.degraded.append("corpus_unavailable")
+            state.degraded.append(Degraded.CORPUS_UNAVAILABLE)
             return ctx
         whole: list[Chunk] = []
         budget = self.settings.retrieve_document_chars
@@ -433,11 +436,9 @@ class Engine:
         named = set(match.documents)
         chunks = whole + [c for c in ctx.chunks if c.doc_id not in named]
         text = section(match, corpus.by_id)
-        for st in state.stages:
-            if st.get("name") == "corpus":
-                st.update(
-                    corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
-                )
+        if (st := named(state.stages, "corpus")) is not None:
+            st.corpus_chars, st.document_chunks = len(text), len(whole)
+            st.document_chars = sum(len(c.text) for c in whole)
         return Context(chunks, ctx.turns, text, extractive(match, corpus.by_id, language(state.request.message)))
 
     def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
@@ -456,7 +457,7 @@ class Engine:
     def _generated(
         self,
         state: TurnState,
-        st: dict[str, Any],
+        st: Stage,
         gen: Generation | LLMUnavailable | None,
         ctx: Context,
     ) -> str:
@@ -465,30 +466,30 @@ class Engine:
         if isinstance(gen, Generation):
             state.degraded += gen.degraded
             route.model = gen.model
-            st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
+            st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
             return gen.text
-        state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
+        state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
         lang = language(state.request.message)
         # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
-        st.update(model=None, answered_by="extractive")
+        st.model, st.answered_by = None, "extractive"
         if route.type is QueryType.PLATFORM:
-            st.update(answered_from="account_data")
+            st.answered_from = "account_data"
             return platform_facts(state.request.extra_context, lang)
         if route.type is QueryType.CONVERSATIONAL:
-            st.update(answered_from="conversation")
+            st.answered_from = "conversation"
             return conversation_recap(ctx.turns, lang)
         if ctx.corpus_answer is not None:
-            st.update(answered_from="manifest")
+            st.answered_from = "manifest"
             return ctx.corpus_answer
-        st.update(answered_from="passages")
-        index_down = bool({"index_unavailable", "index_timeout"} & set(state.degraded))
+        st.answered_from = "passages"
+        index_down = any(d.without_index for d in state.degraded)
         return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
     def _finish(self, state: TurnState, text: str, chunks: list[Chunk], turn: Future[int] | None = None) -> Answer:
         req, route = state.request, self._route(state)
         sources = _sources(chunks)
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
-        without_model = {"llm_unavailable", "llm_timeout", "deadline"} & set(state.degraded)
+        without_model = any(d.without_model for d in state.degraded)
         stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
         with stage(state.stages, "persist") as st:
             if turn is not None:
@@ -512,27 +513,13 @@ class Engine:
                 retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
                 uncertain=state.uncertain_reason,
             )
-            st.update(turn=state.turn, written=self._store.append_turn(turn))
-        r = state.retrieval
-        retrieval = (
-            None
-            if r is None
-            else {
-                "confidence": r.confidence,
-                "query_kind": r.query_kind,
-                "weights": r.weights,
-                "n": len(r.chunks),
-                "strategies": r.strategies,
-                **({"note": r.note} if r.note else {}),
-                **({"suggestions": r.suggestions} if r.suggestions else {}),
-            }
+            st.turn, st.written = state.turn, self._store.append_turn(turn)
+        trace = Trace(
+            request_id=state.request_id,
+            total_ms=round((time.time() - state.started_at) * 1000, 2),
+            stages=state.stages,
+            history=[f'[{h.type.value}] "{h.topic}"' for h in state.history],
         )
-        trace = {
-            "request_id": state.request_id,
-            "total_ms": round((time.time() - state.started_at) * 1000, 2),
-            "stages": state.stages,
-            "history": [f'[{h.type.value}] "{h.topic}"' for h in state.history],
-        }
         log.info(
             "ask.completed",
             session_id=req.session_id,
@@ -540,14 +527,14 @@ class Engine:
             layer=route.layer,
             degraded=state.degraded,
             uncertain=state.uncertain_reason,
-            ms=trace["total_ms"],
+            ms=trace.total_ms,
         )
-        metrics.turn(route.type.value, route.layer, state.degraded, trace["total_ms"], metrics.tokens(state.stages))
+        metrics.turn(route.type.value, route.layer, state.degraded, trace.total_ms, metrics.tokens(state.stages))
         return Answer(
             answer=text,
             sources=sources,
             route=route,
-            retrieval=retrieval,
+            retrieval=RetrievalInfo.of(state.retrieval) if state.retrieval is not None else None,
             degraded=state.degraded,
             trace=trace,
             turn=state.turn,

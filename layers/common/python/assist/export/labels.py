@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist import metrics
 from assist.aws.clients import client
+from assist.contracts import Layer
 from assist.export.hash_key import hash_key
 from assist.export.redact import redact
 from assist.export.sink import open_sink
@@ -137,7 +138,7 @@ class LabelExporter:
                     "layer": e["layer"],
                     "confidence": float(e["confidence"]),
                     # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
-                    "self_labeled": e["layer"] == "embedding",
+                    "self_labeled": e["layer"] == Layer.EMBEDDING,
                     "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
                     **user_label(e),
                 }

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from assist.contracts import IntentEntry, QueryType
+from assist.contracts import Confidence, Degraded, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError, Unavailable
 from assist.logs import get_logger
 from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
@@ -110,10 +110,10 @@ class Turn:
     entry: IntentEntry
     owner: str = "anonymous"
     sources: list[str] = field(default_factory=list)
-    degraded: list[str] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
-    retrieval_confidence: str | None = None  # None: the turn did not search the docs
-    uncertain: str | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
+    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
 
 
 @dataclass
@@ -136,7 +136,7 @@ def intent_entries(items: list[dict[str, Any]]) -> list[IntentEntry]:
         IntentEntry(
             type=QueryType(i["type"]),
             topic=topic_of(i["message"]),
-            layer=i.get("layer", ""),
+            layer=Layer(i.get("layer", Layer.UNKNOWN)),
             confidence=float(i.get("confidence", 0)),
         )
         for i in items

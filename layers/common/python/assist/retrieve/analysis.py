@@ -15,19 +15,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from assist.contracts import QueryKind
 from assist.index.identifiers import mentions as identifier_mentions
-
-
-class QueryKind(StrEnum):
-    EXACT_QUOTE = "exact_quote"
-    IDENTIFIER = "identifier"
-    ENTITY = "entity"
-    FACTUAL = "factual"
-    CONCEPTUAL = "conceptual"
-    EXPLORATORY = "exploratory"
-
 
 # Double quotes of every common style; a single quote counts only as a pair that opens after a
 # space (or the start) and closes before a space, punctuation or the end — never inside a word.

@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from assist.embed.base import Embedder
     from assist.settings import Settings
 
-#: what counted as "the docs did not answer" before the verdict (insights' WEAK)
-WEAK = frozenset({"low", "none"})
-
 
 @dataclass(frozen=True)
 class Question:
@@ -126,6 +123,7 @@ def _rates(vs: list[tuple[str | None, str, Question]]) -> dict[str, Any]:
     return {
         "n": n,
         "flagged": round(sum(r is not None for r, _, _ in vs) / n, 4) if n else None,
-        "weak_confidence": round(sum(c in WEAK for _, c, _ in vs) / n, 4) if n else None,
+        # what counted as "the docs did not answer" before the verdict (the insights page's gaps)
+        "weak_confidence": round(sum(c.weak for _, c, _ in vs) / n, 4) if n else None,
         "reasons": dict(Counter(r for r, _, _ in vs if r).most_common()),
     }

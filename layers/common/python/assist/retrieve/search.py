@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from assist.contracts import Chunk, RetrievalResult
+from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
 from assist.embed.base import EmbedderError
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
@@ -182,13 +182,14 @@ class Retriever:
         if vector is not None:
             running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
         lists = {name: f.result() for name, f in running.items()}
-        fused, confidence, note = self._fuse(lists, named, self.options.similarity_floor), "", ""
+        fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
+        confidence: Confidence | None = None
         if fused:
-            confidence = "very_high" if IDENTIFIER in fused[0].ranks else ""
+            confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
         else:  # the fallback cascade: each phase looser than the last
             phases = [
-                ("low", "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
-                ("speculative", "partial word matching: verify relevance", st.partial(a), 0.0),
+                (Confidence.LOW, "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
+                (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
             ]
             for level, why, extra, floor in phases:
                 more = {s.name: s.run(self._table, pool) for s in extra}
@@ -199,19 +200,19 @@ class Retriever:
                     confidence, note = level, why
                     break
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
-        if chunks and not confidence:
+        if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
         if chunks and self._rerank:
             chunks = self._rerank(query, chunks)
         suggestions: list[str] = []
         if not chunks:
-            confidence, note = "none", "no passage matches; try broader terms or one of the suggested topics"
+            confidence, note = Confidence.NONE, "no passage matches; try broader terms or one of the suggested topics"
             suggestions = self.suggestions(query)
         weights = self.options.weights([st.VECTOR, st.RELAXED, st.EXACT])
         result = RetrievalResult(
             chunks=chunks,
-            confidence=confidence,
-            query_kind=a.kind.value,
+            confidence=confidence or Confidence.NONE,
+            query_kind=a.kind,
             weights={"semantic": weights[st.VECTOR], "lexical": weights[st.RELAXED], "exact": weights[st.EXACT]},
             degraded=degraded,
             strategies={name: len(hits) for name, hits in lists.items()} | ({IDENTIFIER: len(named)} if named else {}),
@@ -256,7 +257,7 @@ class Retriever:
 
     def _query_vector(
         self, vector: np.ndarray | None, embedding: Future | None, started: float
-    ) -> tuple[np.ndarray | None, list[str]]:
+    ) -> tuple[np.ndarray | None, list[Degraded]]:
         if embedding is None:
             return vector, []
         budget = max(0.0, self.options.embed_timeout_s - (time.perf_counter() - started))
@@ -264,10 +265,10 @@ class Retriever:
             return embedding.result(timeout=budget)[0], []
         except FutureTimeout:
             log.warning("retrieve.embedder_timeout", budget_ms=round(self.options.embed_timeout_s * 1000))
-            return None, ["embedder_timeout"]
+            return None, [Degraded.EMBEDDER_TIMEOUT]
         except EmbedderError as exc:
             log.warning("retrieve.embedder_failed", error=str(exc)[:200])
-            return None, ["embedder_unavailable"]
+            return None, [Degraded.EMBEDDER_UNAVAILABLE]
 
     def _fuse(self, lists: dict[str, list[st.Hit]], named: list[str], floor: float) -> list[Fused]:
         """Candidates best first: the named documents' best chunks, then the convex fusion of the lists,
@@ -339,13 +340,13 @@ def _unread(fused: list[Fused], lists: dict[str, list[st.Hit]]) -> list[Chunk]:
     return [_chunk({**row, "id": f.id, "doc_id": doc_of[f.id]}, f.score, f.found_by) for f in fused]
 
 
-def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
+def _agreement_confidence(top: Chunk, ran: int, degraded: list[Degraded]) -> Confidence:
     """How far the strategies agree on the best chunk: all of three or more → very_high; two → high."""
     if top.agreement >= 3 and top.agreement == ran:
-        return "very_high"
+        return Confidence.VERY_HIGH
     if top.agreement >= 2:
-        return "high"
-    return "low" if degraded else "medium"
+        return Confidence.HIGH
+    return Confidence.LOW if degraded else Confidence.MEDIUM
 
 
 def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:
