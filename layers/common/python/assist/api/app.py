@@ -19,8 +19,6 @@ from assist.api.idempotency import Idempotency
 from assist.api.identity import caller, token_guard
 from assist.api.insights import insights_routes
 from assist.api.schema import WireSchema
-from assist.api.ways_in import ways_in
-from assist.api.web import chat_routes
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
@@ -63,6 +61,11 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.transcript(session_id, caller(request, settings))
+
+    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s)
+    # nor the chat page (tests/integration/test_web_page.py)
+    from assist.api.ways_in import ways_in
+    from assist.api.web import chat_routes
 
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]

@@ -63,7 +63,7 @@ from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize
 from assist.retrieve.documents import whole_document
 from assist.retrieve.verdict import Weights, judge
-from assist.trace import stage
+from assist.trace import named, stage
 
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots
@@ -433,8 +433,8 @@ class Engine:
             if left <= 0 and whole:
                 break
             whole += whole_document(corpus.table, doc_id, max(left, 1), (match.found_by,) if match.found_by else ())
-        named = set(match.documents)
-        chunks = whole + [c for c in ctx.chunks if c.doc_id not in named]
+        given = set(match.documents)
+        chunks = whole + [c for c in ctx.chunks if c.doc_id not in given]
         text = section(match, corpus.by_id)
         if (st := named(state.stages, "corpus")) is not None:
             st.corpus_chars, st.document_chunks = len(text), len(whole)
