@@ -63,7 +63,7 @@ def memory_sizes() -> dict[str, int]:
 def measure(settings: Settings, rounds: int) -> dict[str, dict[str, float]]:
     """Median ms of each task per type: Classify, Retrieve (searching types), Answer (without the model)."""
     with tempfile.TemporaryDirectory() as tmp:
-        s = settings.with_(session_store="file", session_store_file=str(Path(tmp) / "s.sqlite3"))
+        s = settings.with_(sessions={"store": "file", "store_file": str(Path(tmp) / "s.sqlite3")})
         engine = build_engine(s)
         engine.warm()
         times: dict[str, dict[str, list[float]]] = {

@@ -24,9 +24,9 @@ from assist_dev.local.stack import MotoServer, local_settings
 def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
     moto = MotoServer().start()
     try:
-        s = local_settings(settings, moto.url, None).with_(export_settle_s=0.0)
+        s = local_settings(settings, moto.url, None).with_(export={"settle_s": 0.0})
         ddb = client("dynamodb", s)
-        store = DynamoDBStore(ddb, s.sessions_table, s.intent_history_table)
+        store = DynamoDBStore(ddb, s.sessions.table, s.sessions.intent_history_table)
         ensure_resources(s, ddb, client("s3", s))
         t0 = time.perf_counter()
         populate(s, ddb, entries, sessions, datetime.now(UTC) - timedelta(days=1, hours=1), span=timedelta(days=1))
@@ -39,7 +39,7 @@ def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
             time.sleep(1.1)  # the next run exports up to "now": let the new turns' timestamps pass
             later = LabelExporter(s, store, LocalSink(out)).run(force=True)
         scan_units, t1 = 0.0, time.perf_counter()
-        for page in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table):
+        for page in ddb.get_paginator("scan").paginate(TableName=s.sessions.intent_history_table):
             scan_units += query_units(page.get("Items", []))
         scan_s = time.perf_counter() - t1
     finally:

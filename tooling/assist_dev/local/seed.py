@@ -24,9 +24,9 @@ def populate(
 ) -> None:
     """Write N turns as the engine does (the store's own item shapes), in batches; with `confidences`, the
     turns' retrieval confidences cycle through them."""
-    store = DynamoDBStore(ddb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    store = DynamoDBStore(ddb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days)
     step = span / max(1, entries)
-    pending: dict[str, list[dict[str, Any]]] = {settings.sessions_table: [], settings.intent_history_table: []}
+    pending: dict[str, list[dict[str, Any]]] = {settings.sessions.table: [], settings.sessions.intent_history_table: []}
 
     def flush() -> None:
         for table, items in pending.items():
@@ -48,8 +48,8 @@ def populate(
             retrieval_confidence=confidences[n % len(confidences)] if confidences else None,
         )
         session_item, history_item = store.items(turn, at=start + step * n)
-        pending[settings.sessions_table].append(session_item)
-        pending[settings.intent_history_table].append(history_item)
-        if len(pending[settings.sessions_table]) >= 500:
+        pending[settings.sessions.table].append(session_item)
+        pending[settings.sessions.intent_history_table].append(history_item)
+        if len(pending[settings.sessions.table]) >= 500:
             flush()
     flush()

@@ -66,7 +66,7 @@ def lazy_index(settings: Settings) -> Callable[[], Any]:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from assist.index.store import connect
 
-        return connect(live.index_uri, live.storage_options())
+        return connect(live.index.uri, live.storage_options())
 
     return _live(open_db, settings)
 
@@ -89,7 +89,7 @@ def lazy_retriever(
             open_table(live, embedder(), database),
             embedder(),
             SearchOptions.from_settings(live),
-            catalog=lambda: load(database, live.index_uri, live.index_table),
+            catalog=lambda: load(database, live.index.uri, live.index.table),
         )
 
     return _live(open_retriever, settings)
@@ -104,7 +104,7 @@ def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Call
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(index(), live.index_uri, live.index_table)
+        return Corpus.open(index(), live.index.uri, live.index.table)
 
     return _live(open_corpus, settings)
 

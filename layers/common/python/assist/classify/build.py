@@ -31,7 +31,7 @@ def embedding_layer(
 ) -> Callable[[], EmbeddingLayer] | None:
     """The embedding layer's provider, or None when CLASSIFIER_MODEL_PATH is off. A path `<registry>/current`
     follows the registry's pointer (`assist.classify.reload`); any other path is one artifact, loaded once."""
-    path = settings.classifier_model_path
+    path = settings.classifier.model_path
     if not path:
         return None
     embedder = embedder or lazy_embedder(settings)
@@ -40,12 +40,12 @@ def embedding_layer(
         from assist.aws.clients import client
 
         s3 = Lazy(lambda: client("s3", settings))  # boto3 is imported by the first read, not here
-    if root := settings.classifier_registry:
+    if root := settings.classifier.registry:
         # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
         from assist.classify.registry import Registry
         from assist.classify.reload import ReloadingLayer
 
-        return ReloadingLayer(Registry(root, s3), embedder, settings.classifier_reload_s)
+        return ReloadingLayer(Registry(root, s3), embedder, settings.classifier.reload_s)
 
     def load() -> EmbeddingLayer:
         # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
@@ -58,7 +58,7 @@ def embedding_layer(
 
 def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
     """The LLM layer's provider, or None when OLLAMA_HOST was not set."""
-    if not settings.ollama_host_explicit:
+    if not settings.ollama.host_explicit:
         return None
 
     def build() -> LLMClassifier:

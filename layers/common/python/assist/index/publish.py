@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-#: builds the sources into the index `settings.index_uri` names; returns its report (`index`, `docs`, `chunks`)
+#: builds the sources into the index `settings.index.uri` names; returns its report (`index`, `docs`, `chunks`)
 Build = Callable[["Settings"], dict[str, Any]]
-#: nDCG@10 of the index `settings.index_uri` names, on the gate's relevance set
+#: nDCG@10 of the index `settings.index.uri` names, on the gate's relevance set
 Score = Callable[["Settings"], float]
 
 
@@ -43,9 +43,9 @@ def new_version() -> str:
 
 def publish(settings: Settings, build: Build, score: Score, s3: Any = None) -> dict:
     """`build` a new version, gate it with `score`, flip the pointer; the report says what was decided and why."""
-    root = settings.index_uri
+    root = settings.index.uri
     version = new_version()
-    built = build(settings.with_(index_uri=pointer.version_uri(root, version)))
+    built = build(settings.with_(index={"uri": pointer.version_uri(root, version)}))
     gate = judge(settings, score, root, version, s3)
     report = {
         "version": version,
@@ -70,7 +70,7 @@ def publish(settings: Settings, build: Build, score: Score, s3: Any = None) -> d
 
 def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
     """Point back at the previous live version (or at `to`, an earlier live version)."""
-    root = settings.index_uri
+    root = settings.index.uri
     with writer_lease(root, s3):
         current = pointer.read(root, s3)
         previous = list(current.get("previous", [])) if current else []
@@ -86,19 +86,19 @@ def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
 
 
 def _built_in_place(settings: Settings) -> bool:
-    return settings.index_table in connect(settings.index_uri, settings.storage_options()).table_names()
+    return settings.index.table in connect(settings.index.uri, settings.storage_options()).table_names()
 
 
 def judge(settings: Settings, score: Score, root: str, version: str, s3: Any = None) -> dict[str, Any]:
     """The gate's figures: the candidate's and the live version's nDCG@10; `refused` when it falls short."""
-    if not (settings.index_gate_queries and settings.index_gate_qrels):
+    if not (settings.index.gate_queries and settings.index.gate_qrels):
         return {"ran": False, "why": "no relevance set (INDEX_GATE_QUERIES, INDEX_GATE_QRELS)"}
-    candidate = score(settings.with_(index_uri=pointer.version_uri(root, version)))
+    candidate = score(settings.with_(index={"uri": pointer.version_uri(root, version)}))
     try:
-        live = score(settings.with_(index_uri=pointer.live_uri(root, s3)))
+        live = score(settings.with_(index={"uri": pointer.live_uri(root, s3)}))
     except AssistError:  # nothing live yet: the first version is judged by nothing
         live = None
-    margin = settings.index_gate_margin
+    margin = settings.index.gate_margin
     refused = live is not None and candidate < live - margin
     return {"ran": True, "ndcg@10": candidate, "live_ndcg@10": live, "margin": margin, "refused": refused}
 

@@ -24,9 +24,9 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
     """DynamoDB through `dynamodb` (a client, or a callable that builds one), or the embedded SQLite
     file. boto3 is not imported for the file store."""
     if settings.session_backend == "file":
-        log.info("memory.store_opened", backend="file", path=settings.session_store_file)
-        return SQLiteStore(settings.session_store_file, settings.session_ttl_days)
+        log.info("memory.store_opened", backend="file", path=settings.sessions.store_file)
+        return SQLiteStore(settings.sessions.store_file, settings.sessions.ttl_days)
 
     if dynamodb is None or callable(dynamodb):
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
-    return DynamoDBStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    return DynamoDBStore(dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days)

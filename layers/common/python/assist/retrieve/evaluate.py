@@ -105,11 +105,11 @@ def build_index(
     corpus = beir.read_corpus(corpus_path)
     if not corpus:
         raise beir.BeirError(f"{corpus_path}: the corpus is empty")
-    s = settings.with_(index_uri=index_dir, index_table="corpus")
+    s = settings.with_(index={"uri": index_dir, "table": "corpus"})
     stats = sync(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
     log.info("eval.index", dir=index_dir, docs=stats.docs, chunks=stats.chunks, re_embedded=stats.added_docs)
     db = connect(index_dir, s.storage_options())
-    return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index_table)
+    return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index.table)
 
 
 METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10")
@@ -226,17 +226,17 @@ def _triage(
 
 
 def gate_score(settings: Settings, embedder: Embedder) -> float:
-    """nDCG@10 of the index at `settings.index_uri` on the publish gate's relevance set (`index/publish.py`,
+    """nDCG@10 of the index at `settings.index.uri` on the publish gate's relevance set (`index/publish.py`,
     ADR 0067): the adaptive retriever, documents ranked by their best chunk, identifiers resolved as readers do."""
-    judged, asked = beir.read_judged(settings.index_gate_queries, settings.index_gate_qrels)
-    db = connect(settings.index_uri, settings.storage_options())
+    judged, asked = beir.read_judged(settings.index.gate_queries, settings.index.gate_qrels)
+    db = connect(settings.index.uri, settings.storage_options())
     search = searcher(
         "adaptive",
         open_table(settings, embedder, db),
         embedder,
         SearchOptions.from_settings(settings),
         DEPTH,
-        catalog=lambda: load(db, settings.index_uri, settings.index_table),
+        catalog=lambda: load(db, settings.index.uri, settings.index.table),
     )
     total = sum(ndcg(best_chunk_order(search(text)), judged[q], 10) for q, text in asked.items())
     return round(total / len(asked), 4)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def run(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """`payload.sources_file` overrides SOURCES_FILE (a scheduled event carries none)."""
-    where = str(payload.get("sources_file") or settings.sources_file)
+    where = str(payload.get("sources_file") or settings.sources.file)
     if not where:
         raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")
     if where.startswith("s3://"):
