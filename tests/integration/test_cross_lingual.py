@@ -1,4 +1,4 @@
-"""A question in another language than the index (issue 15, item 7): with an LLM configured, the
+"""A question in another language than the index (ADR 0038): with an LLM configured, the
 full-text side searches its translation; without one, the question is searched as asked. Through the
 real engine, the docs index and the Ollama test server (which records what it was asked)."""
 

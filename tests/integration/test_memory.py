@@ -1,6 +1,8 @@
-"""Conversational memory (seed 003) through the real pipeline, with a counter on the retriever."""
+"""Conversational memory (docs/answering.md) through the real pipeline, with a counter on the retriever."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -37,7 +39,7 @@ def engine_and_counter(docs_index: Settings, ollama):
     )
     engine = build_engine(s, client("dynamodb", s))
     counter = Counting(s)
-    engine._retriever = counter
+    engine.parts = replace(engine.parts, retriever=counter)
     return engine, counter
 
 

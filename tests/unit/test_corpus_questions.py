@@ -106,7 +106,7 @@ def test_who_approved_brings_the_approval_record_after_the_decision(corpus):
         "What is http2?",
         "How does the engine route a question?",
         "list the options",
-        # seed 004's content questions: they name a type but ask about content, not what exists
+        # content questions (ADR 0042): they name a type but ask about content, not what exists
         "Which ADR chose the authentication standard? Answer with the ADR id only.",
         "What principle addresses data reliability?",
         "How do the architecture decisions support governance?",

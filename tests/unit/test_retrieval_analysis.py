@@ -1,4 +1,4 @@
-"""Query analysis (seed 002's kinds plus code symbols), including the peer audit's apostrophe case."""
+"""Query analysis (docs/retrieval.md's kinds plus code symbols), including the apostrophe case found in review."""
 
 from __future__ import annotations
 

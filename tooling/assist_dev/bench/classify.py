@@ -1,7 +1,7 @@
 """`assist bench classify`: warm latency per layer, and the classify path's cold start in a fresh process.
 
 Every figure is printed beside its budget as a ratio (< 1 is within budget): the seeds' 5 ms
-regex classification budget (seed 002's latency table) and issue 3's budgets.
+regex classification budget and the routing layers' budgets (docs/routing.md).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ QUESTIONS = [
     "What does the degraded reason embedder_timeout mean?",
     "How are answers streamed?",
 ]
-BUDGET_MS = 10_000.0  # seed 002: an MCP tool call's whole budget
+BUDGET_MS = 10_000.0  # an MCP tool call's whole budget (docs/ways-in.md)
 
 
 def run(settings: Settings, rounds: int = 20, token_delay_ms: float = 0.0) -> dict[str, Any]:

@@ -24,7 +24,9 @@ def populate(
 ) -> None:
     """Write N turns as the engine does (the store's own item shapes), in batches; with `confidences`, the
     turns' retrieval confidences cycle through them."""
-    store = DynamoDBStore(ddb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days)
+    store = DynamoDBStore(
+        ddb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
+    )
     step = span / max(1, entries)
     pending: dict[str, list[dict[str, Any]]] = {settings.sessions.table: [], settings.sessions.intent_history_table: []}
 

@@ -60,7 +60,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
-        return engine.transcript(session_id, caller(request, settings))
+        return engine.sessions.transcript(session_id, caller(request, settings))
 
     # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s)
     # nor the chat page (tests/integration/test_web_page.py)

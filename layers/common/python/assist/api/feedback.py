@@ -1,4 +1,4 @@
-"""POST /v1/sessions/{id}/turns/{turn}/feedback: a person's verdict on one answer (issue 17, ADR 0045)."""
+"""POST /v1/sessions/{id}/turns/{turn}/feedback: a person's verdict on one answer (ADR 0045)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,6 @@ def feedback_routes(engine: Engine) -> list[Any]:
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         if not re.fullmatch(r"[1-9][0-9]{0,8}", turn):
             raise InvalidRequest(f"turn {turn[:20]!r} is not a turn number: turns count from 1 (an answer's `turn`)")
-        return engine.feedback(session_id, caller(request, engine.settings), int(turn), data)
+        return engine.sessions.feedback(session_id, caller(request, engine.settings), int(turn), data)
 
     return [feedback]

@@ -10,8 +10,6 @@ from assist.api.admin import require_admin
 from assist.api.identity import caller
 from assist.embed.build import lazy_embedder
 from assist.insights.render import build
-from assist.lazy import Lazy
-from assist.memory.backends import open_store
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -20,11 +18,7 @@ if TYPE_CHECKING:
 def insights_routes(engine: Engine) -> list[Any]:
     settings = engine.settings
     embedder = engine.embedder or lazy_embedder(settings)
-
-    def connect() -> Any:
-        return open_store(settings)
-
-    store = Lazy(connect)  # the store SESSION_STORE names; boto3 on the first page, not at start-up
+    store = engine.parts.store  # the engine's: the one SESSION_STORE names, opened on its first use
 
     @get(
         "/insights",
@@ -35,6 +29,6 @@ def insights_routes(engine: Engine) -> list[Any]:
     def insights(request: Request, days: int = 7) -> str:
         caller(request, settings)  # someone identified, as on every route
         require_admin(request, settings)  # and an admin: the page shows every user's questions
-        return build(settings, store.get(), embedder, days)[0]
+        return build(settings, store(), embedder, days)[0]
 
     return [insights]

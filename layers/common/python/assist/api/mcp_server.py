@@ -66,6 +66,7 @@ ASK = (
 )
 
 
+# 87 lines: the MCP tools are closures over the engine, registered on one server whose SDK reads their signatures
 def build_server(
     engine: Engine, run_ask: Callable[[AskRequest, str], Any] | None = None, owner: str = "anonymous"
 ) -> MCPServer:

@@ -10,52 +10,54 @@ use the same embedder instance.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from assist.ask.parts import Parts
 from assist.classify.build import build_cascade
 from assist.embed.build import lazy_embedder
-from assist.lazy import Lazy, once
+from assist.lazy import once
 
 if TYPE_CHECKING:
+    from assist.answer.llm import ModelSlots
     from assist.ask.engine import Engine
     from assist.embed.base import Embedder
+    from assist.memory.store import Store
     from assist.settings import Settings
 
 T = TypeVar("T")
 
 
 def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> Engine:
-    """The session store is the one SESSION_STORE names (`open_store`). For DynamoDB, `dynamodb` is a
-    client, a `Lazy` one when the caller wants boto3 deferred to the first store call, or None: one
-    built from the settings on that call."""
+    """The engine and its parts (`Parts`), each built on its first use. The session store is the one SESSION_STORE
+    names (`open_store`); for DynamoDB, `dynamodb` is a client (tests aim one at moto), or None: one built from the
+    settings by the first store call."""
     # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
     from assist.ask.engine import Engine
 
     embedder = lazy_embedder(settings)
     index = lazy_index(settings)
 
-    def store() -> Any:
+    def store() -> Store:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from assist.memory.backends import open_store
 
         return open_store(settings, dynamodb)
 
-    def slots() -> Any:
+    def slots() -> ModelSlots:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from assist.answer.llm import ModelSlots
 
         return ModelSlots(settings)
 
-    # The engine calls methods on its parts; a Lazy forwards them to the part, built on that first call.
-    return Engine(
-        settings,
-        cast(Any, Lazy(store)),
-        cast(Any, Lazy(lambda: build_cascade(settings, embedder, s3))),
-        cast(Any, Lazy(slots)),
+    parts = Parts(
+        store=once(store),
+        cascade=once(lambda: build_cascade(settings, embedder, s3)),
+        slots=once(slots),
         retriever=lazy_retriever(settings, embedder, index),
         corpus=lazy_corpus(settings, index),
         embedder=embedder,
     )
+    return Engine(settings, parts)
 
 
 def lazy_index(settings: Settings) -> Callable[[], Any]:

@@ -1,8 +1,10 @@
 """One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three
 and `stream` for the two-phase streamed variant.
 
-Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP
-API, the CLI) or as separate Step Functions tasks.
+Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP API, the CLI) or as
+separate Step Functions tasks. The stage runner is this module; what the answer is built from is `context.py`, the
+streamed answer `streaming.py`, the turn's record (store, trace, metrics) `recorder.py`, a session read back
+`sessions.py` (ADR 0073).
 """
 
 from __future__ import annotations
@@ -13,43 +15,26 @@ import uuid
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import msgspec
 from msgspec import UNSET
 
-from assist import metrics
-from assist.answer.corpus import extractive, section
-from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.not_covered import nearest_topics, not_covered
-from assist.answer.phrases import language
-from assist.answer.prefetch import Prefetched
-from assist.answer.prompts import build_messages
+from assist.ask.context import Context, answer_text, messages, with_corpus
+from assist.ask.recorder import TurnRecorder
+from assist.ask.sessions import Sessions
+from assist.ask.streaming import Event, stream
 from assist.contracts import (
     Answer,
     AskRequest,
-    Chunk,
     Confidence,
     Degraded,
     Exchange,
-    Feedback,
-    FeedbackRequest,
-    IntentEntry,
     QueryType,
-    RetrievalInfo,
     RetrievalResult,
     Route,
-    Source,
     Stage,
-    Trace,
-    Transcript,
-    TranscriptIntent,
-    TranscriptTurn,
     TurnState,
     check_ask,
 )
@@ -57,99 +42,48 @@ from assist.deadline import after, sooner
 from assist.language import foreign
 from assist.logs import get_logger
 from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
-from assist.memory.store import Turn, intent_entries, topic_of
+from assist.memory.store import intent_entries
 from assist.memory.translate import llm_translate
 from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize
-from assist.retrieve.documents import whole_document
 from assist.retrieve.verdict import Weights, judge
-from assist.trace import named, stage
+from assist.trace import stage
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
-    from assist.classify.cascade import Cascade
-    from assist.embed.base import Embedder
-    from assist.memory.store import Store
-    from assist.retrieve.corpus import Corpus
+    from assist.ask.parts import Parts
     from assist.retrieve.search import Retriever
     from assist.settings import Settings
 
 log = get_logger(__name__)
 MEMORY_SOURCES = 8
-NOT_STORED = "(account facts from extra_context, not stored)"
-TRANSCRIPT_TURN = ("turn", "message", "answer", "type", "sources", "degraded", "created_at", "feedback")
-TRANSCRIPT_INTENT = ("turn", "type", "topic", "layer", "confidence")
-
-
-@dataclass
-class Context:
-    """What the model sees besides the message: passages, and for CONVERSATIONAL the session so far."""
-
-    chunks: list[Chunk]
-    turns: list[Exchange] = field(default_factory=list)
-    corpus: str = ""  # the `<corpus>` section of a question about the corpus itself (ADR 0042)
-    corpus_answer: str | None = None  # its answer from the manifest alone, for when no model can answer
-
-    @property
-    def conversation(self) -> list[dict[str, str]]:
-        msgs: list[dict[str, str]] = []
-        for t in self.turns:
-            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": t.answer}]
-        return msgs
 
 
 class Engine:
-    def __init__(
-        self,
-        settings: Settings,
-        store: Store,
-        cascade: Cascade,
-        slots: ModelSlots,
-        retriever: Callable[[], Retriever],
-        corpus: Callable[[], Corpus | None] | None = None,
-        embedder: Callable[[], Embedder] | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings, parts: Parts) -> None:
         self.settings = settings
-        self.embedder = embedder  # the classifier's and the retriever's, shared with the insights page
-        self._store = store
-        self._cascade = cascade
-        self._slots = slots
-        self._retriever = retriever  # a factory: the index is opened on first use, once
-        self._corpus = corpus  # the index's manifest, read on the first corpus question, once
+        self.parts = parts
+        self.embedder = parts.embedder  # the classifier's and the retriever's, shared with the insights page
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
+        self.recorder = TurnRecorder(parts.store, self._submit)
+        self.sessions = Sessions(parts.store)
 
     def manifest(self) -> list[Any] | None:
         """The corpus manifest's entries (ADR 0042); None when the index has none."""
-        corpus = self._corpus() if self._corpus else None
+        corpus = self.parts.corpus() if self.parts.corpus else None
         return corpus.entries if corpus is not None else None
 
     def warm(self) -> None:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
-        self._cascade.warm()
-        self._retriever()
+        self.parts.cascade().warm()
+        self.parts.retriever()
         if self.settings.ollama.warm_up:
-            self._slots.warm_up()
+            self.parts.slots().warm_up()
 
     def retriever(self) -> Retriever:
         """The index, opened on first use (a search or a lookup outside a turn: the MCP tools)."""
-        return self._retriever()
-
-    def transcript(self, session_id: str, owner: str) -> Transcript:
-        turns, intents = self._store.transcript(session_id, owner)
-        return Transcript(
-            session_id=session_id,
-            turns=[_convert(t, TRANSCRIPT_TURN, TranscriptTurn) for t in turns],
-            intents=[_convert(i, TRANSCRIPT_INTENT, TranscriptIntent) for i in intents],
-        )
-
-    def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
-        """Record (or replace) a person's feedback on one of their turns."""
-        fb = Feedback(rating=req.rating, at=_now(), type=req.type, comment=req.comment)
-        self._store.set_feedback(session_id, owner, turn, msgspec.to_builtins(fb))
-        log.info("feedback.recorded", session_id=session_id, turn=turn, rating=req.rating, type=req.type)
-        return fb
+        return self.parts.retriever()
 
     # -- the stages ----------------------------------------------------------------
     def start(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
@@ -162,60 +96,57 @@ class Engine:
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
         it while the model answers (one process); a state that travels to another process takes it here."""
-        req = state.request
-        ahead = self._cascade.ahead(req.message, req.query_type)
+        req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
+        ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
         with stage(state.stages, "history") as st:
-            recent = self._store.recent(req.session_id, state.owner)  # one read: history, memory, owner
+            recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
             st.entries = len(state.history)
-        turn = self._submit(self._store.begin_turn, req.session_id, state.owner) if take_turn else None
+        turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
+            state.route = cascade.classify(req.message, state.history, declared=req.query_type)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
-            state.conversation = [Exchange(i["message"], i["answer"], list(i.get("sources", []))) for i in recent]
+            state.conversation = [Exchange(r.message, r.answer, list(r.sources)) for r in recent]
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            state.route.retrieval_query = req.message
-            if leans_on_history(req.message, state.history):
-                with stage(state.stages, "rewrite") as st:
-                    rewritten = llm_rewrite(self._slots, req.message, state.history, self._light_deadline(state))
-                    st.by = "llm" if rewritten else "history"
-                    state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
-                    st.query = state.route.retrieval_query
-            state.route.lexical_query = self._translate(state, state.route.retrieval_query)
+            self._search_query(state)
         return state
+
+    def _search_query(self, state: TurnState) -> None:
+        """What the search looks for: the message, rewritten when it leans on the history, and translated when
+        it is in another language than the index (only with a configured LLM)."""
+        route, message = _route(state), state.request.message
+        route.retrieval_query = message
+        if leans_on_history(message, state.history):
+            with stage(state.stages, "rewrite") as st:
+                rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
+                st.by = "llm" if rewritten else "history"
+                route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
+                st.query = route.retrieval_query
+        lang = foreign(route.retrieval_query, self.settings.index.language)
+        if lang is None or not self.settings.ollama.host_explicit:
+            return
+        with stage(state.stages, "translate") as st:
+            to, deadline = self.settings.index.language, self._light_deadline(state)
+            route.lexical_query = llm_translate(self.parts.slots(), route.retrieval_query, to, deadline)
+            st.source_language, st.to, st.by = lang, to, "llm" if route.lexical_query else "none"
+            st.query = route.lexical_query or UNSET
 
     def _light_deadline(self, state: TurnState) -> float | None:
         """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
         turn's deadline: the answer still needs the rest."""
         return sooner(state.deadline, after(self.settings.classifier.llm_timeout_s))
 
-    def _translate(self, state: TurnState, query: str) -> str | None:
-        """A question in another language than the index gets a translation to search by (only with a
-        configured LLM)."""
-        if not self.settings.ollama.host_explicit:
-            return None
-        lang = foreign(query, self.settings.index.language)
-        if lang is None:
-            return None
-        with stage(state.stages, "translate") as st:
-            translated = llm_translate(self._slots, query, self.settings.index.language, self._light_deadline(state))
-            st.source_language, st.to = lang, self.settings.index.language
-            st.by = "llm" if translated else "none"
-            if translated:
-                st.query = translated
-        return translated
-
     def retrieve(self, state: TurnState) -> TurnState:
-        assert state.route is not None, "classify runs before retrieve"
+        route = _route(state)
         with stage(state.stages, "retrieve") as st:
-            query = state.route.retrieval_query or state.request.message
-            search = self._submit(self._search, query, state.route.lexical_query)
+            query = route.retrieval_query or state.request.message
+            search = self._submit(self._search, query, route.lexical_query)
             try:
                 result = search.result(timeout=self.settings.retrieve.timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
@@ -225,10 +156,10 @@ class Engine:
             state.degraded += result.degraded
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
-        if state.route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
+        if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             self._recognize(state, state.request.message)
             if state.corpus is None:
-                self._judge(state, query, state.route.lexical_query, st)
+                self._judge(state, query, route.lexical_query, st)
         return state
 
     def _judge(self, state: TurnState, query: str, translated: str | None, st: Stage) -> None:
@@ -249,12 +180,11 @@ class Engine:
     def _recognize(self, state: TurnState, question: str) -> None:
         """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
         renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
-        if self._corpus is None:
+        if self.parts.corpus is None:
             return
-
         start = time.perf_counter()
         try:
-            match = recognize(question, self._corpus, self.settings.retrieve.corpus_chars)
+            match = recognize(question, self.parts.corpus, self.settings.retrieve.corpus_chars)
         except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
             log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return
@@ -283,12 +213,13 @@ class Engine:
         """`translated`: the query in the index's language (`translate` stage). The full-text side searches
         it; so does the vector side when the embedder is the English-only local one (ADR 0038 measures
         both), while a multilingual embedder gets the question as asked."""
+        k = self.settings.retrieve.top_k
         try:
             if translated is None:
-                return self._retriever().search(query, k=self.settings.retrieve.top_k)
+                return self.parts.retriever().search(query, k=k)
             if self.settings.embed.embedder == "minilm":
                 query = translated
-            return self._retriever().search(query, k=self.settings.retrieve.top_k, analysis=analyze(translated))
+            return self.parts.retriever().search(query, k=k, analysis=analyze(translated))
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
@@ -296,9 +227,9 @@ class Engine:
     def prepare(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
         state = self.classify(self.start(req, owner, deadline), take_turn=False)
-        if self._route(state).type.needs_retrieval:
+        if _route(state).type.needs_retrieval:
             state = self.retrieve(state)
-        elif self._route(state).type is QueryType.CONVERSATIONAL:
+        elif _route(state).type is QueryType.CONVERSATIONAL:
             state = self.recall(state)
         return state
 
@@ -306,7 +237,7 @@ class Engine:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
         with stage(state.stages, "memory") as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
-            state.memory = self._retriever().fetch(cited) if cited else []
+            state.memory = self.parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
         return state
 
@@ -314,246 +245,42 @@ class Engine:
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:
-        ctx = self._context(state)
-        turn = self._take_turn(state)
+        ctx = self.context(state)
+        turn = self.recorder.take(state)
         if state.uncertain_reason:
-            return self._finish(state, self._not_covered(state), [], turn)
-        slot = self._route(state).model_slot
+            return self.recorder.finish(state, self.not_covered(state), [], turn)
+        slot = _route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
-                gen: Generation | LLMUnavailable = self._slots.chat(
-                    slot, self._messages(state, ctx), deadline=state.deadline
+                gen: Generation | LLMUnavailable = self.parts.slots().chat(
+                    slot, messages(state, ctx), deadline=state.deadline
                 )
             except LLMUnavailable as exc:
                 gen = exc
-            text = self._generated(state, st, gen, ctx)
-        return self._finish(state, text, ctx.chunks, turn)
+            text = answer_text(state, st, gen, ctx)
+        return self.recorder.finish(state, text, ctx.chunks, turn)
 
-    async def stream(self, state: TurnState) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
-        """Phase 2 of a prepared turn: the `route` event at once, then `token`s, then `done`.
+    def stream(self, state: TurnState) -> AsyncGenerator[Event, None]:
+        """Phase 2 of a prepared turn, streamed: `streaming.py`."""
+        return stream(self, state)
 
-        The model is requested before the route event is yielded, so its request overlaps the
-        route's delivery (ADR 0037). If the consumer goes away mid-stream, the model stream is
-        closed and the turn is still written (with what was generated so far and `client_disconnected`).
-        """
-        req = state.request
-        route = self._route(state)
-        ctx = self._context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
-        # with each source's passage, so a reader (the web chat) can see what the answer is built from
-        sources = [
-            {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(_sources(ctx.chunks), ctx.chunks, strict=True)
-        ]
-        uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
-        if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-            text = self._not_covered(state)
-            answer = await anyio.to_thread.run_sync(self._finish, state, text, [], self._take_turn(state))
-            yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
-            yield "token", {"text": text}
-            yield "done", {**msgspec.to_builtins(answer), "usage": {}}
-            return
-        # requested now, read after the route event: the request travels while the route goes out
-        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx), deadline=state.deadline))
-        turn: Future[int] | None = None
-        parts: list[str] = []
-        gen: Generation | LLMUnavailable | None = None
-        st: dict[str, Any] = {}
-        writing = False
-        try:
-            route_event = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)}
-            yield "route", route_event | uncertain
-            turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
-            with stage(state.stages, "generate", slot=route.model_slot) as st:
-                try:
-                    async for item in model:
-                        if isinstance(item, Generation):
-                            gen = item
-                        else:
-                            parts.append(item)
-                            yield "token", {"text": item}
-                except LLMUnavailable as exc:
-                    gen = exc
-                text = self._generated(state, st, gen, ctx)
-            if isinstance(gen, LLMUnavailable):
-                yield "token", {"text": text}
-            writing = True  # from here the turn is written here (or fails loudly), never a second time below
-            answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks, turn)
-            yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
-        finally:
-            if not writing:
-                state.degraded.append(Degraded.CLIENT_DISCONNECTED)
-                log.info("answer.stream_cancelled", session_id=req.session_id, tokens=len(parts))
-                with anyio.CancelScope(shield=True):
-                    await model.aclose()
-                    await anyio.to_thread.run_sync(self._finish, state, "".join(parts), ctx.chunks, turn)
-
-    # -- shared by answer() and stream() -----------------------------------------------
-    @staticmethod
-    def _route(state: TurnState) -> Route:
-        assert state.route is not None, "classify runs before answer"
-        return state.route
-
-    def _take_turn(self, state: TurnState) -> Future[int] | None:
-        """The turn number, taken now (while the model answers) unless classify took it already."""
-        if state.turn:
-            return None
-        return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
-
-    def _not_covered(self, state: TurnState) -> str:
+    def not_covered(self, state: TurnState) -> str:
+        """The fixed answer of a question the documentation does not cover (ADR 0055): no model is asked."""
         with stage(state.stages, "generate") as st:
             st.model, st.answered_by = None, "not_covered"
             return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
 
-    def _context(self, state: TurnState) -> Context:
+    def context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
         passages cited in them (recalled here when no earlier stage did, as on the state machine's path)."""
-        if self._route(state).type is not QueryType.CONVERSATIONAL:
+        if _route(state).type is not QueryType.CONVERSATIONAL:
             ctx = Context(state.retrieval.chunks if state.retrieval else [])
-            return self._corpus_context(state, ctx) if state.corpus is not None else ctx
+            return with_corpus(state, ctx, self.parts.corpus, self.settings) if state.corpus is not None else ctx
         if state.memory is None:
             self.recall(state)
         return Context(state.memory or [], state.conversation)
 
-    def _corpus_context(self, state: TurnState, ctx: Context) -> Context:
-        """A corpus question's context: the named documents whole and first (then the other passages),
-        and the `<corpus>` section. The budgets used go to the trace's `corpus` stage."""
-        match = state.corpus
-        assert match is not None
-        try:
-            corpus = self._corpus() if self._corpus is not None else None
-        except Exception as exc:  # the retrieve stage read it; here (another process) it may fail: passages only
-            log.warning("answer.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            corpus = None
-        if corpus is None:
-            state.degraded.append(Degraded.CORPUS_UNAVAILABLE)
-            return ctx
-        whole: list[Chunk] = []
-        budget = self.settings.retrieve.document_chars
-        for doc_id in match.documents:
-            left = budget - sum(len(c.text) for c in whole)
-            if left <= 0 and whole:
-                break
-            whole += whole_document(corpus.table, doc_id, max(left, 1), (match.found_by,) if match.found_by else ())
-        given = set(match.documents)
-        chunks = whole + [c for c in ctx.chunks if c.doc_id not in given]
-        text = section(match, corpus.by_id)
-        if (st := named(state.stages, "corpus")) is not None:
-            st.corpus_chars, st.document_chunks = len(text), len(whole)
-            st.document_chars = sum(len(c.text) for c in whole)
-        return Context(chunks, ctx.turns, text, extractive(match, corpus.by_id, language(state.request.message)))
 
-    def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
-        req = state.request
-        conversation = ctx.conversation if self._route(state).type is QueryType.CONVERSATIONAL else None
-        return build_messages(
-            self._route(state).type,
-            req.message,
-            ctx.chunks,
-            conversation,
-            req.extra_context,
-            req.editor_content,
-            corpus=ctx.corpus,
-        )
-
-    def _generated(
-        self,
-        state: TurnState,
-        st: Stage,
-        gen: Generation | LLMUnavailable | None,
-        ctx: Context,
-    ) -> str:
-        """The answer text, from the model or — when every slot is down or too slow — without one."""
-        route = self._route(state)
-        if isinstance(gen, Generation):
-            state.degraded += gen.degraded
-            route.model = gen.model
-            st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
-            return gen.text
-        state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
-        lang = language(state.request.message)
-        # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
-        st.model, st.answered_by = None, "extractive"
-        if route.type is QueryType.PLATFORM:
-            st.answered_from = "account_data"
-            return platform_facts(state.request.extra_context, lang)
-        if route.type is QueryType.CONVERSATIONAL:
-            st.answered_from = "conversation"
-            return conversation_recap(ctx.turns, lang)
-        if ctx.corpus_answer is not None:
-            st.answered_from = "manifest"
-            return ctx.corpus_answer
-        st.answered_from = "passages"
-        index_down = any(d.without_index for d in state.degraded)
-        return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
-
-    def _finish(self, state: TurnState, text: str, chunks: list[Chunk], turn: Future[int] | None = None) -> Answer:
-        req, route = state.request, self._route(state)
-        sources = _sources(chunks)
-        # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
-        without_model = any(d.without_model for d in state.degraded)
-        stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
-        with stage(state.stages, "persist") as st:
-            if turn is not None:
-                state.turn = turn.result()
-            elif not state.turn:  # the caller went away before it was taken
-                state.turn = self._store.begin_turn(req.session_id, state.owner)
-            entry = IntentEntry(
-                type=route.type, topic=topic_of(req.message), layer=route.layer, confidence=route.confidence
-            )
-            turn = Turn(
-                session_id=req.session_id,
-                number=state.turn,
-                request_id=state.request_id,
-                message=req.message,
-                answer=stored,
-                entry=entry,
-                owner=state.owner,
-                sources=[x.id for x in sources],
-                degraded=state.degraded,
-                history=state.history,
-                retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
-                uncertain=state.uncertain_reason,
-            )
-            st.turn, st.written = state.turn, self._store.append_turn(turn)
-        trace = Trace(
-            request_id=state.request_id,
-            total_ms=round((time.time() - state.started_at) * 1000, 2),
-            stages=state.stages,
-            history=[f'[{h.type.value}] "{h.topic}"' for h in state.history],
-        )
-        log.info(
-            "ask.completed",
-            session_id=req.session_id,
-            type=route.type.value,
-            layer=route.layer,
-            degraded=state.degraded,
-            uncertain=state.uncertain_reason,
-            ms=trace.total_ms,
-        )
-        metrics.turn(route.type.value, route.layer, state.degraded, trace.total_ms, metrics.tokens(state.stages))
-        return Answer(
-            answer=text,
-            sources=sources,
-            route=route,
-            retrieval=RetrievalInfo.of(state.retrieval) if state.retrieval is not None else None,
-            degraded=state.degraded,
-            trace=trace,
-            turn=state.turn,
-            uncertain=bool(state.uncertain_reason),
-            uncertain_reason=state.uncertain_reason,
-        )
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _sources(chunks: list[Chunk]) -> list[Source]:
-    return [
-        Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score, url=c.url) for c in chunks
-    ]
-
-
-def _convert(item: dict[str, Any], keys: tuple[str, ...], typ: type) -> Any:
-    """DynamoDB numbers arrive as Decimal; turns are ints, confidences floats."""
-    plain = {k: (float(v) if isinstance(v, Decimal) else v) for k in keys if (v := item.get(k)) is not None}
-    return msgspec.convert(plain, typ, strict=False)
+def _route(state: TurnState) -> Route:
+    assert state.route is not None, "classify runs before this stage"
+    return state.route

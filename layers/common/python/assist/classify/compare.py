@@ -1,5 +1,5 @@
 """`assist classifier compare`: a change to the routing seed or model, before and after, on the two figures
-that must not drop (issue 26): the cascade's accuracy on the routing holdout with no LLM layer (report-only:
+that must not drop (ADR 0057): the cascade's accuracy on the routing holdout with no LLM layer (report-only:
 it is printed, never used to choose anything) and the seed's topic-clustered cross-validation.
 
 The cross-validation of both seeds clusters and folds the rows they share at the start (the seed grows by

@@ -1,4 +1,5 @@
-"""The LLM layer: an Ollama model shown the intent history — never raw messages — and the two rules of seed 001.
+"""The LLM layer: an Ollama model shown the intent history — never raw messages — and the two rules of
+docs/routing.md.
 
 The reply must be exactly one of the four labels (surrounding whitespace, quotes, a final period
 and a `<think>` block are tolerated, nothing else). An invalid reply gets one retry that repeats

@@ -349,6 +349,7 @@ def cross_validate(
     return out
 
 
+# 118 lines: one pass from rows to the written artifact (features, heads, calibration, gate, metrics), each step a call
 def train(
     examples: list[Example],
     embedder: Embedder,

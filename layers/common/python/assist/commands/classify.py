@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 
+# 120 lines: the `assist classifier` subcommands' argparse declarations, flat, one after another
 def register(sub: argparse._SubParsersAction) -> None:
     clf = sub.add_parser("classifier", help="train, evaluate and promote the embedding classifier").add_subparsers(
         dest="classifier_cmd", required=True

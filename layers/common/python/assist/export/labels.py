@@ -34,7 +34,7 @@ from assist.memory.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
-    from assist.memory.store import Store
+    from assist.memory.store import ExportWatermark, SessionStore, Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -64,11 +64,13 @@ def part_name(day: str, start: str, end: str) -> str:
 
 
 class LabelExporter:
-    """The export of one session store's intent history (either backend: `Store`) into a sink."""
+    """The export of one session store's intent history (either backend) into a sink, from where its
+    `ExportWatermark` says the last export ended."""
 
-    def __init__(self, settings: Settings, store: Store, sink: Sink) -> None:
+    def __init__(self, settings: Settings, store: SessionStore, sink: Sink) -> None:
         self._s = settings
-        self._store = store
+        self._store: Store = store
+        self._mark: ExportWatermark = store
         self._sink = sink
         self._units_before = 0.0
 
@@ -76,7 +78,7 @@ class LabelExporter:
         t0 = time.perf_counter()
         self._units_before = self._store.read_units
         now = now or datetime.now(UTC)
-        mark = self._store.export_mark()
+        mark = self._mark.export_mark()
         pending = mark.get("pending")
         start = (
             pending["start"]
@@ -104,11 +106,11 @@ class LabelExporter:
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
         if not pending:
-            self._store.claim_export(mark.get("watermark"), start, end, sorted(parts))
+            self._mark.claim_export(mark.get("watermark"), start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))
-        self._store.commit_export(end)
+        self._mark.commit_export(end)
         result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
 

@@ -1,4 +1,4 @@
-"""The corpus manifest (seed 004): one compact entry per indexed document — id, path, title, type, key
+"""The corpus manifest (ADR 0042): one compact entry per indexed document — id, path, title, type, key
 front-matter fields, identifiers, headings — so questions about the corpus itself ("how many ADRs?",
 "does ADR.50 exist?") and named documents can be answered from what exists, not from top-k chunks.
 

@@ -1,7 +1,7 @@
 """Which session store a process uses: the one SESSION_STORE names (ADR 0044, ADR 0061).
 
 Apart from memory/store.py so that neither backend module imports the other, nor the interface
-its implementations: the library's import graph has no cycles (tests/unit/test_import_cycles.py).
+its implementations: no package or module imports another that imports it (ADR 0071).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from assist.memory.dynamodb import DynamoDBStore
 from assist.memory.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
-    from assist.memory.store import Store
+    from assist.memory.store import SessionStore
     from assist.settings import Settings
 
 log = get_logger(__name__)
 
 
-def open_store(settings: Settings, dynamodb: Any = None) -> Store:
+def open_store(settings: Settings, dynamodb: Any = None) -> SessionStore:
     """DynamoDB through `dynamodb` (a client, or a callable that builds one), or the embedded SQLite
     file. boto3 is not imported for the file store."""
     if settings.session_backend == "file":
@@ -29,4 +29,6 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
 
     if dynamodb is None or callable(dynamodb):
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
-    return DynamoDBStore(dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days)
+    return DynamoDBStore(
+        dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
+    )

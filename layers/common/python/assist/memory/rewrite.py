@@ -1,4 +1,4 @@
-"""Follow-ups that lean on earlier turns become standalone search queries (seed 003).
+"""Follow-ups that lean on earlier turns become standalone search queries (docs/answering.md).
 
 "and how do I do that in the other SDK?" searched as-is finds nothing useful; the rewrite
 puts back the subject from the conversation. The LLM rewrites when it is reachable; otherwise

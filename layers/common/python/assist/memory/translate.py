@@ -1,5 +1,5 @@
 """A question in another language than the index gets a query in the index's language for the
-full-text side (issue 15, item 7). The LLM translates; without one, the question is searched as asked
+full-text side (ADR 0038). The LLM translates; without one, the question is searched as asked
 (the embedder may still bridge it: a multilingual one, `EMBEDDER=ollama:bge-m3`, does)."""
 
 from __future__ import annotations

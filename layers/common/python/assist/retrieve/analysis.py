@@ -8,7 +8,7 @@ the fusion weights are the same for every kind (ADR 0039: per-kind weights tuned
 on SciFact). Document identifiers (`ADR-8`, `adr 0008`) are recognised apart, as `mentions`, in the
 normal form the index records them in. Pure string work, a few microseconds: no model, no I/O.
 
-Lesson from a peer's audit of this design, with a test: an apostrophe is not a quote (`what's`, `engine's`).
+A lesson kept with a test (tests/unit/test_retrieval_analysis.py): an apostrophe is not a quote (`what's`, `engine's`).
 """
 
 from __future__ import annotations

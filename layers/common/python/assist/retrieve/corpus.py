@@ -1,4 +1,4 @@
-"""Questions about the corpus itself (seed 004, ADR 0042): what exists, how many, does X exist, and a
+"""Questions about the corpus itself (ADR 0042): what exists, how many, does X exist, and a
 named document ("status of ADR.0027"). They stay RETRIEVAL; this module recognises them against the
 corpus manifest and says which entries and documents the model must be given.
 

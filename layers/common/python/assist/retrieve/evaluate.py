@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -146,8 +147,7 @@ def evaluate(
     totals = {n: dict.fromkeys(METRICS, 0.0) for n in names}
     times: dict[str, list[float]] = {n: [] for n in names}
     explainer = Retriever(table, embedder, opts, catalog=catalog) if per_query else None
-    triage = open(per_query, "w", encoding="utf-8") if per_query else None  # noqa: SIM115 - closed below
-    try:
+    with open(per_query or os.devnull, "w", encoding="utf-8") as triage:
         for i, (qid, text) in enumerate(asked.items()):
             rels = judged[qid]
             ranked = {}
@@ -158,12 +158,8 @@ def evaluate(
             for n in names:
                 for metric, value in _metrics(ranked[n], rels).items():
                     totals[n][metric] += value
-            if triage and explainer:
-                triage.write(json.dumps(_triage(qid, text, rels, ranked, explainer), ensure_ascii=False))
-                triage.write("\n")
-    finally:
-        if triage:
-            triage.close()
+            if explainer:
+                triage.write(json.dumps(_triage(qid, text, rels, ranked, explainer), ensure_ascii=False) + "\n")
     n = len(asked)
     results = {
         name: {
@@ -177,16 +173,19 @@ def evaluate(
         }
         for name in names
     }
-    out = results[strategy]
-    if len(names) > 1:
-        base = results[baseline]
-        out = {
-            **out,
-            "baseline": base,
-            "delta": {k: round(out[k] - base[k], 4) for k in METRICS},
-            "p50_ratio": round(out["p50_ms"] / base["p50_ms"], 3) if base["p50_ms"] else None,
-        }
-    return out
+    return _beside(results[strategy], results[baseline] if len(names) > 1 and baseline else None)
+
+
+def _beside(out: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+    """A strategy's figures, with the baseline's beside them when one ran: the differences, the p50 ratio."""
+    if base is None:
+        return out
+    return {
+        **out,
+        "baseline": base,
+        "delta": {k: round(out[k] - base[k], 4) for k in METRICS},
+        "p50_ratio": round(out["p50_ms"] / base["p50_ms"], 3) if base["p50_ms"] else None,
+    }
 
 
 def _metrics(ranked: Sequence[str], rels: dict[str, int]) -> dict[str, float]:

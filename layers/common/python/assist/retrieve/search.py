@@ -1,4 +1,4 @@
-"""Query-adaptive hybrid search (seed 002): analyse the query, run the strategies in parallel, fuse them,
+"""Query-adaptive hybrid search (docs/retrieval.md): analyse the query, run the strategies in parallel, fuse them,
 keep the result honest about its confidence, and never return an empty list without saying why.
 
     analyse ─► identifier keys ─► named documents (first: `found_by: identifier`)
@@ -186,19 +186,8 @@ class Retriever:
         confidence: Confidence | None = None
         if fused:
             confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
-        else:  # the fallback cascade: each phase looser than the last
-            phases = [
-                (Confidence.LOW, "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
-                (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
-            ]
-            for level, why, extra, floor in phases:
-                more = {s.name: s.run(self._table, pool) for s in extra}
-                lists.update(more)
-                if st.VECTOR in lists:
-                    more[st.VECTOR] = lists[st.VECTOR]
-                if fused := self._fuse(more, [], floor):
-                    confidence, note = level, why
-                    break
+        else:
+            fused, confidence, note = self._fallback(a, lists, pool)
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
         if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
@@ -235,6 +224,24 @@ class Retriever:
         if passages:  # chunks without their text are no memory for a follow-up to cite from
             self._remember(chunks)
         return result, lists
+
+    def _fallback(
+        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int
+    ) -> tuple[list[Fused], Confidence | None, str]:
+        """Nothing passed the fusion: the fallback phases, each looser than the last, until one finds something
+        (its hits join `lists`); the confidence and the note say which phase did."""
+        phases = [
+            (Confidence.LOW, "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
+            (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
+        ]
+        for level, why, extra, floor in phases:
+            more = {s.name: s.run(self._table, pool) for s in extra}
+            lists.update(more)
+            if st.VECTOR in lists:
+                more[st.VECTOR] = lists[st.VECTOR]
+            if fused := self._fuse(more, [], floor):
+                return fused, level, why
+        return [], None, ""
 
     def _centrality(self, vector: np.ndarray) -> float:
         v = np.asarray(vector, dtype=np.float32)

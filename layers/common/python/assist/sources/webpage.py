@@ -31,6 +31,7 @@ CONTENT = ("//main", "//article", "//*[@role='main']", "//*[@itemprop='articleBo
 _SPACE = re.compile(r"\s+")
 
 
+# 81 lines: the page walk's closures (heading, add, walk) share the sections being built
 def parse_page(
     doc_id: str, body: bytes, url: str, source: str = "", keep_chrome: bool = False
 ) -> tuple[Document, list[str]]:
