@@ -106,6 +106,8 @@ class Settings:
     uncertain_threshold: float = 0.65
     uncertain_centrality_weight: float = 1.0
     uncertain_coverage_weight: float = 0.3
+    uncertain_absent_weight: float = 0.0
+    uncertain_named_weight: float = 0.0
     # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
     index_refresh_s: float = 60.0
     index_gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate

@@ -234,7 +234,8 @@ class Engine:
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index_language) is None
-        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        weights = Weights.from_settings(self.settings)
+        verdict = judge(translated or query, result, weights, readable, self._retriever().unknown)
         st["verdict"] = verdict.detail()
         if verdict.uncertain:
             state.uncertain_reason = verdict.reason
