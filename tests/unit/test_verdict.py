@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from assist.answer.not_covered import nearest_topics, not_covered
+from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.answer.phrases import PHRASES
 from assist.contracts import Chunk, RetrievalResult
 from assist.retrieve.verdict import Weights, absence, content_words, coverage, judge, names, terms
@@ -72,6 +73,11 @@ def test_not_covered_speaks_the_question_language_and_lists_the_nearest_topics()
     assert es.startswith(PHRASES["es"]["not_covered"])
     assert PHRASES["es"]["nearest"] in es
     assert not_covered("What is a good recipe for lemon cake?", []).endswith(PHRASES["en"]["none"])
+    linked = msgspec.structs.replace(
+        chunk("a", title="Routing", heading="Layers"), url="https://docs.example/routing#layers"
+    )
+    near = not_covered("¿Receta de tarta?", nearest_topics([linked]), links([linked, chunk("b")]))
+    assert near.endswith("- Routing › Layers: https://docs.example/routing#layers")  # the near miss, to follow
 
 
 def test_terms_and_names_of_a_question():
