@@ -123,7 +123,7 @@ def gather(
     sets: list[DataSet], offtopic_files: list[str], index_root: str, settings: Settings, embedder: Embedder
 ) -> tuple[dict[str, list[Evidence]], dict[str, Any]]:
     """Every set's evidence, and the verdict's cost per set (p50/p95 ms beside the search's)."""
-    off = [(Path(f).name, questions(f)) for f in offtopic_files]
+    off = [(f, questions(f)) for f in offtopic_files]
     out: dict[str, list[Evidence]] = {}
     cost: dict[str, Any] = {}
     for ds in sets:

@@ -153,16 +153,18 @@ class Retriever:
                     self._centroid = mean / (np.linalg.norm(mean) or 1.0)
         return self._centroid
 
-    def unknown(self, terms: Iterable[str]) -> set[str]:
-        """The terms no passage of the index contains: one full-text query per term, each asking for a single
-        row, in parallel (the FTS index is the index's vocabulary, stemmed as it indexes). A term the tokenizer
-        drops entirely (a stop word) is not unknown: it was never looked for."""
+    def unknown(self, terms: Iterable[str], typos: int = 0) -> set[str]:
+        """The terms no passage of the index contains (`typos`: with that many edits forgiven): one full-text
+        query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
+        stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
+        nothing anywhere."""
         from lancedb.query import MatchQuery
 
+        def query(term: str) -> MatchQuery:
+            return MatchQuery(term, FTS_COLUMN, fuzziness=typos, prefix_length=2 if typos else 0)
+
         asked = [t for t in dict.fromkeys(terms) if t]
-        running = {
-            t: self._pool.submit(st.Strategy("term", fts=MatchQuery(t, FTS_COLUMN)).run, self._table, 1) for t in asked
-        }
+        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, 1) for t in asked}
         return {t for t, f in running.items() if not f.result()}
 
     def search(

@@ -23,9 +23,10 @@ scores cannot: "does it support <a protocol the docs never mention>" finds loose
 - **absent**: the share of the question's terms (stop words out, whole words) that no passage of the index
   contains: the index's full-text vocabulary is asked, one term query each, only for the terms the returned
   passages do not already contain.
-- **named**: 1 when one of those absent terms is a name — written with a capital inside the sentence, an
-  acronym, a code symbol, or a word with digits — the concrete thing (a protocol, library, product, command)
-  the question is about; else 0.
+- **named**: 1 when one of those absent terms is a name — written with a capital, an acronym, a code symbol,
+  or a word with digits after its first letter — and is absent even with one typo forgiven: the concrete thing
+  (a protocol, library, product, command, drug) the question is about; else 0. A name the corpus spells a
+  letter apart (`Bacteriophagaes`, `eIF3` for `elF3`) is a variant, not an absence.
 
 The score subtracts them: `… − absent_weight × absent − named_weight × named < threshold`.
 """
@@ -33,7 +34,7 @@ The score subtracts them: `… − absent_weight × absent − named_weight × n
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,7 +53,6 @@ LOOSE = frozenset({"low", "speculative"})
 NAMED = "identifier"
 STEM = 5  # letters compared: `configured` and `configuration` are one word, `cake` and `cache` are not
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?¿¡])\s+|^[¿¡]")
 #: a word joined to the next by `_`, `.`, `-` without spaces: part of a code symbol or a compound name
 _SYMBOL = re.compile(r"[^\W_]+(?:[_.][^\W_]+)+")
 _STOP = frozenset(
@@ -107,16 +107,17 @@ def terms(text: str) -> list[str]:
 
 
 def names(text: str) -> set[str]:
-    """The question's words that name something (lower case): a capital inside a sentence (`GraphQL`,
-    `Kubernetes`), an acronym, a code symbol or a word with digits. A sentence's first word counts only when
-    it has a capital or a digit past its first letter."""
+    """The question's words that could name something (lower case): written with a capital (`GraphQL`,
+    `Kubernetes`, a claim's `Tirzepatide`), an acronym, a code symbol, or a word with digits after its first
+    letter. A word that begins with a digit is a quantity (`40mg`, `50s`), not a name. Only a name the corpus
+    lacks counts (`absence`), so a capitalised common word costs nothing."""
     out = set()
-    for sentence in _SENTENCE.split(text.strip()):
-        for i, m in enumerate(_WORD.finditer(sentence)):
-            w = m.group()
-            inner = any(c.isupper() or c.isdigit() for c in w[1:])
-            if inner or (i > 0 and w[0].isupper()) or _SYMBOL.match(sentence, m.start()):
-                out.add(w.lower())
+    for m in _WORD.finditer(text):
+        w = m.group()
+        if w[0].isdigit():
+            continue
+        if w[0].isupper() or any(c.isupper() or c.isdigit() for c in w[1:]) or _SYMBOL.match(text, m.start()):
+            out.add(w.lower())
     return out
 
 
@@ -163,8 +164,8 @@ class Weights:
         )
 
 
-#: which of these terms no passage of the index contains (`Retriever.unknown`)
-Vocabulary = Callable[[Iterable[str]], set[str]]
+#: which of these terms no passage of the index contains, with `typos` edits forgiven (`Retriever.unknown`)
+Vocabulary = Callable[..., set[str]]
 
 
 def absence(
@@ -180,7 +181,8 @@ def absence(
         seen.update(_WORD.findall(f"{c.title} {c.heading} {c.text}".lower()))
     unknown = vocabulary([t for t in asked if t not in seen])
     missing = tuple(t for t in asked if t in unknown)
-    named = 1.0 if set(missing) & names(question) else 0.0
+    candidates = [t for t in missing if t in names(question)]
+    named = 1.0 if candidates and vocabulary(candidates, typos=1) else 0.0
     return len(missing) / len(asked), named, missing
 
 
