@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from assist.bench.sources import compare
     from assist.embed import build_embedder
+    from assist_dev.bench.sources import compare
 
     s = settings(log_level="WARNING", crawl_delay_s=0.0)  # our own loopback server: no need to be polite
     work = Path(args.work_dir)

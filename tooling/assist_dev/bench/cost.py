@@ -49,7 +49,7 @@ SEARCHES = {"RETRIEVAL", "CODE_GENERATION"}  # the state machine's RouteByType: 
 
 def memory_sizes() -> dict[str, int]:
     """MB per function, from template.yaml as CloudFormation will see it."""
-    from assist.deploy.template import Stack, expand
+    from assist_dev.rehearsal.template import Stack, expand
 
     cfn = expand(parameters={"OllamaHost": "http://o", "JwtIssuer": "https://i", "JwtAudience": "a"})
     functions = Stack(cfn, "cost", {}, secrets=lambda ref: "").functions()

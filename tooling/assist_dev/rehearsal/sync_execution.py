@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Any
 
-from assist.deploy import iam
+from assist_dev.rehearsal import iam
 
 WAIT_S = 60.0  # far past the state machine's own TimeoutSeconds
 

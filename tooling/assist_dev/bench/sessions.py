@@ -37,9 +37,9 @@ def medians(store: Any, turns: int) -> dict[str, float]:
 def run(settings: Settings, turns: int = 200) -> dict[str, Any]:
     from assist.aws.clients import client
     from assist.aws.resources import ensure_resources
-    from assist.local.stack import MotoServer, local_settings
     from assist.memory.dynamodb import DynamoDBStore
     from assist.memory.sqlite import SQLiteStore
+    from assist_dev.local.stack import MotoServer, local_settings
 
     moto = MotoServer().start()
     try:

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assist.bench.harness import REPO
 from assist.settings import Settings
 from assist.stats import percentile
+from assist_dev.bench.harness import REPO
 
 BUDGET_ADDED_P50_MS = 5.0
 CORPUS_QUESTIONS = [

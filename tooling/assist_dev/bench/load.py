@@ -115,8 +115,8 @@ def _target(url: str | None, settings: Settings) -> Iterator[str]:
     from assist.api.app import create_app
     from assist.ask.build import build_engine
     from assist.aws.clients import client
-    from assist.bench.answer import serve_in_thread
-    from assist.bench.harness import local_parts
+    from assist_dev.bench.answer import serve_in_thread
+    from assist_dev.bench.harness import local_parts
 
     with local_parts(settings, Path(".assist/bench/docs-index")) as s:
         engine = build_engine(s, client("dynamodb", s))

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from assist.local.ports import free_port
 from assist.logs import get_logger
+from assist_dev.local.ports import free_port
 
 log = get_logger(__name__)
 INVOKE_PREFIX = "/2015-03-31/functions/"

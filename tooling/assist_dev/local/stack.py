@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assist.aws import s3_uri
-from assist.local.ports import free_port
 from assist.logs import get_logger
+from assist_dev.local.ports import free_port
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -36,7 +36,7 @@ class MotoServer:
     def __init__(self, port: int | None = None) -> None:
         from moto.server import ThreadedMotoServer
 
-        from assist.local.emulator import patch_dynamodb
+        from assist_dev.local.emulator import patch_dynamodb
 
         patch_dynamodb()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line on stderr per emulated call
@@ -85,7 +85,7 @@ def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str 
     import uvicorn
 
     from assist.api.app import create_app
-    from assist.local.statemachine import ServerlessStack
+    from assist_dev.local.statemachine import ServerlessStack
 
     t0 = time.perf_counter()
     moto = MotoServer().start()

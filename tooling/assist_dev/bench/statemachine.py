@@ -43,8 +43,8 @@ def _median_ms(call: Callable[[], Any], runs: int) -> float:
 def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
     import boto3
 
-    from assist.local.lambda_endpoint import LambdaEndpoint
-    from assist.local.stack import LOCAL_CREDENTIALS
+    from assist_dev.local.lambda_endpoint import LambdaEndpoint
+    from assist_dev.local.stack import LOCAL_CREDENTIALS
 
     endpoint = LambdaEndpoint({"echo": _Echo()}, upstream=moto_url, nodelay=nodelay).start()
     try:
@@ -64,9 +64,9 @@ def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
 def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
     from assist.ask.build import build_engine
     from assist.aws.clients import client
-    from assist.bench.harness import local_parts
     from assist.contracts import AskRequest
-    from assist.local.statemachine import ServerlessStack
+    from assist_dev.bench.harness import local_parts
+    from assist_dev.local.statemachine import ServerlessStack
 
     with local_parts(settings, docs=docs) as parts:
         s = parts.with_(ollama_host="http://127.0.0.1:9")  # no Ollama: measure orchestration, not generation

@@ -22,9 +22,9 @@ from assist.logs import get_logger
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 
 if TYPE_CHECKING:
-    from assist.local.lambda_endpoint import LambdaEndpoint
     from assist.serverless.lambda_entry import LambdaFunction
     from assist.settings import Settings
+    from assist_dev.local.lambda_endpoint import LambdaEndpoint
 
 log = get_logger(__name__)
 INTERPRETER = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
@@ -109,8 +109,8 @@ class ServerlessStack:
 
     def start(self) -> ServerlessStack:
         from assist.aws.clients import client
-        from assist.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
         from assist.serverless.definition import local_definition, local_name
+        from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
 
         by_name = {local_name(f): fn for f, fn in self.functions.items()}
         self.endpoint = self._exit.enter_context(_running(LambdaEndpoint(by_name, upstream=self.moto_url)))

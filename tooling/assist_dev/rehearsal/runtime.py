@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from assist.local.ports import free_port
+from assist_dev.local.ports import free_port
 
 PREFIX = "/2018-06-01/runtime"
 

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from assist.commands.common import settings
-    from assist.deploy.rehearse import rehearse
+    from assist_dev.rehearsal.rehearse import rehearse
 
     report = rehearse(args.docs, args.flows, args.without, args.ollama, settings())
     if args.json:

@@ -20,12 +20,12 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
     from assist.aws.capacity import query_units
     from assist.aws.clients import client
     from assist.aws.resources import ensure_resources
-    from assist.bench.export import populate
     from assist.insights.gaps import clusters
     from assist.insights.gather import gather
     from assist.insights.render import page
-    from assist.local.stack import MotoServer, local_settings
     from assist.memory.dynamodb import DynamoDBStore
+    from assist_dev.bench.export import populate
+    from assist_dev.local.stack import MotoServer, local_settings
 
     moto = MotoServer().start()
     try:

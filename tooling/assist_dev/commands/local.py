@@ -23,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
-    from assist.local.stack import up
     from assist.sources.spec import SourceSpec, load_file
+    from assist_dev.local.stack import up
 
     s = settings()
     given = args.docs if (args.docs != ["docs"] or not (args.sources or s.sources_file)) else []
@@ -35,6 +35,6 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def run_env(args: argparse.Namespace) -> int:
-    from assist.local.stack import env
+    from assist_dev.local.stack import env
 
     return env()

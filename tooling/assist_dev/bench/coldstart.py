@@ -1,6 +1,6 @@
 """Cold start of each function, measured in fresh processes (`assist bench cold-start`).
 
-The child (`python -m assist.bench.coldstart`, its job on stdin) times what a Lambda
+The child (`python -m assist_dev.bench.coldstart`, its job on stdin) times what a Lambda
 cold start pays after the interpreter is up: `import functions.<name>.app`, then the first
 handler call on a representative Step Functions payload. The parent starts a moto server and
 indexes the docs first, so each first call does its real work: DynamoDB calls, opening the
@@ -42,7 +42,7 @@ def child() -> None:
 def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str, Any]:
     from assist.errors import AssistError
 
-    argv = [sys.executable, "-m", "assist.bench.coldstart"] if job else [sys.executable, "-c", "pass"]
+    argv = [sys.executable, "-m", "assist_dev.bench.coldstart"] if job else [sys.executable, "-c", "pass"]
     t0 = time.perf_counter()
     proc = subprocess.run(
         argv, input=json.dumps(job or {}), capture_output=True, text=True, env=env, cwd=cwd, timeout=300
@@ -74,9 +74,9 @@ def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
 def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     """Median over `runs` fresh processes per function, against the budgets (import + first call)."""
     import assist
-    from assist.bench.harness import local_parts
     from assist.serverless.definition import ROOT
     from assist.serverless.footprint import dir_size_mb, extra_size_mb
+    from assist_dev.bench.harness import local_parts
 
     library = Path(assist.__file__).resolve().parents[1]
     # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)

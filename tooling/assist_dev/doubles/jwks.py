@@ -1,5 +1,6 @@
 """An identity provider's part, on loopback: one RSA key, its JWKS served over HTTP, tokens signed with it.
-The deploy rehearsal's issuer, and the tests'."""
+The deploy rehearsal's issuer (`LoopbackIssuer`), and the tests' (`IdentityProvider`: a fixed issuer name and
+audience)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,22 @@ class LoopbackIssuer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+ISSUER = "https://idp.test.invalid/"
+AUDIENCE = "assist-tests"
+
+
+def rsa_key() -> Any:
+    """A fresh RSA key (a token signed with it is one no issuer here vouches for)."""
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+class IdentityProvider(LoopbackIssuer):
+    """`url` serves {"keys": [the public key, kid "test-key"]}; `token(sub)` is a valid token for it."""
+
+    def __init__(self, kid: str = "test-key") -> None:
+        super().__init__(AUDIENCE, kid=kid, issuer=ISSUER)
+        self.url = self.jwks_url

@@ -163,7 +163,7 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
     """
     s3_queries = s3_queries or (50 if n <= 20_000 else 20)
     from assist.aws.clients import client
-    from assist.local.stack import MotoServer, local_settings
+    from assist_dev.local.stack import MotoServer, local_settings
 
     progress(f"generating {n:,} chunks")
     rows, queries = corpus(n, vocabulary(docs))

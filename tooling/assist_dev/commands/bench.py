@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from assist.commands.common import group, settings
 
 if TYPE_CHECKING:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
 JSON_HELP = "one JSON object on stdout"
 
@@ -113,16 +113,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
-    from assist.bench.figures import show
+    from assist_dev.bench.figures import show
 
     show(result, args.json, table)
     return 0
 
 
 def run_cost(args: argparse.Namespace) -> int:
-    from assist.bench import cost
     from assist.embed import build_embedder
     from assist.sources.sync import ingest
+    from assist_dev.bench import cost
 
     s = settings(log_level="WARNING")
     ingest(Path(args.docs), s, build_embedder(s), progress=False)  # incremental: a no-op when current
@@ -147,7 +147,7 @@ def _pairs(items: list[str], known: dict[str, float], flag: str) -> dict[str, fl
 
 
 def cost_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     columns = ("type", "tasks ms", "serverless x86 $", "arm64 $", "of it Lambda x86 $", "model host $", "host share")
     rows = [
@@ -171,8 +171,8 @@ def cost_table(result: dict[str, Any]) -> Table:
 
 
 def run_classify(args: argparse.Namespace) -> int:
-    from assist.bench import classify as bench
     from assist.classify.data import read_examples
+    from assist_dev.bench import classify as bench
 
     s = settings(log_level="WARNING")  # the figures are decisions, not log I/O
     result = bench.warm(s, read_examples(args.dataset), repeats=args.repeats)
@@ -183,7 +183,7 @@ def run_classify(args: argparse.Namespace) -> int:
 
 
 def classify_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table, ratio
+    from assist_dev.bench.figures import Table, ratio
 
     budgets = result["budgets"]
     per_layer = {"rules": budgets["rules_p50_ms"], "embedding": budgets["embedding_p50_ms"]}
@@ -214,14 +214,14 @@ def classify_table(result: dict[str, Any]) -> Table:
 
 
 def run_retrieval(args: argparse.Namespace) -> int:
-    from assist.bench.retrieval import run
+    from assist_dev.bench.retrieval import run
 
     return _show(run(settings(log_level="WARNING"), args.rows, Path(args.docs)), args, retrieval_table)
 
 
 def retrieval_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table, ratio
-    from assist.bench.retrieval import STRATEGIES
+    from assist_dev.bench.figures import Table, ratio
+    from assist_dev.bench.retrieval import STRATEGIES
 
     rows = [
         (f"{where} {name}", r[name]["p50_ms"], r[name]["p95_ms"], ratio(r[name]["p50_ms"], r["rrf"]["p50_ms"]))
@@ -243,14 +243,14 @@ def retrieval_table(result: dict[str, Any]) -> Table:
 
 
 def run_answer(args: argparse.Namespace) -> int:
-    from assist.bench.answer import run
+    from assist_dev.bench.answer import run
 
     result = run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms)
     return _show(result, args, answer_table)
 
 
 def answer_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     rows = [
         (t, r["n"], r["overhead_p50_ms"], r["overhead_p95_ms"], r["route_event_p50_ms"], r["first_token_p50_ms"])
@@ -267,13 +267,13 @@ def answer_table(result: dict[str, Any]) -> Table:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from assist.bench.export import run
+    from assist_dev.bench.export import run
 
     return _show(run(settings(log_level="WARNING"), entries=args.entries, sessions=args.sessions), args, export_table)
 
 
 def export_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     first, later, scan = result["first_export"], result["incremental_export"], result["baseline_full_scan"]
     rows = [
@@ -291,7 +291,7 @@ def export_table(result: dict[str, Any]) -> Table:
 
 
 def run_load(args: argparse.Namespace) -> int:
-    from assist.bench.load import run
+    from assist_dev.bench.load import run
 
     if args.url and not args.url.startswith(("http://127.", "http://localhost", "http://[::1]")):
         print("assist: bench load sends traffic only to loopback addresses", flush=True)
@@ -301,7 +301,7 @@ def run_load(args: argparse.Namespace) -> int:
 
 
 def load_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     rows = [
         (
@@ -322,13 +322,13 @@ def load_table(result: dict[str, Any]) -> Table:
 
 
 def run_cold_start(args: argparse.Namespace) -> int:
-    from assist.bench.coldstart import measure
+    from assist_dev.bench.coldstart import measure
 
     return _show(measure(settings(), Path(args.docs), runs=args.runs), args, cold_start_table)
 
 
 def cold_start_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     rows = [
         (
@@ -350,13 +350,13 @@ def cold_start_table(result: dict[str, Any]) -> Table:
 
 
 def run_statemachine(args: argparse.Namespace) -> int:
-    from assist.bench.statemachine import measure
+    from assist_dev.bench.statemachine import measure
 
     return _show(measure(settings(), Path(args.docs), runs=args.runs), args, statemachine_table)
 
 
 def statemachine_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     hop = result["invoke_hop_ms"]
     base = hop["in_process"]
@@ -373,13 +373,13 @@ def statemachine_table(result: dict[str, Any]) -> Table:
 
 
 def run_sessions(args: argparse.Namespace) -> int:
-    from assist.bench.sessions import run
+    from assist_dev.bench.sessions import run
 
     return _show(run(settings(log_level="WARNING"), turns=args.turns), args, sessions_table)
 
 
 def sessions_table(result: dict[str, Any]) -> Table:
-    from assist.bench.figures import Table
+    from assist_dev.bench.figures import Table
 
     file, dynamodb, ratio = result["file"], result["dynamodb"], result["ratio_file_to_dynamodb"]
     rows = [(k.removesuffix("_p50_ms"), file[k], dynamodb[k], ratio[k]) for k in file]
@@ -388,33 +388,33 @@ def sessions_table(result: dict[str, Any]) -> Table:
 
 
 def run_corpus(args: argparse.Namespace) -> int:
-    from assist.bench.corpus import run
     from assist.commands.common import emit
+    from assist_dev.bench.corpus import run
 
     emit(run(settings(log_level="WARNING"), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir))
     return 0
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from assist.bench.report import run
     from assist.commands.common import emit
+    from assist_dev.bench.report import run
 
     emit(run(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
     return 0
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    from assist.bench.ways_in import run
     from assist.commands.common import report
+    from assist_dev.bench.ways_in import run
 
     report(run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
     return 0
 
 
 def run_crawl(args: argparse.Namespace) -> int:
-    from assist.bench.sources import crawl
     from assist.commands.common import emit
     from assist.embed import build_embedder
+    from assist_dev.bench.sources import crawl
 
     s = settings(log_level="WARNING", crawl_concurrency=args.concurrency, crawl_delay_s=args.delay)
     emit(crawl(s, build_embedder(s), args.pages))

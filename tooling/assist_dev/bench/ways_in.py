@@ -12,9 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from assist.bench.answer import served_api
 from assist.settings import Settings
 from assist.stats import percentile
+from assist_dev.bench.answer import served_api
 
 QUESTIONS = [
     "How does the engine decide that a message is about billing?",

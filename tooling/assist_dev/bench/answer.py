@@ -17,9 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assist.bench.harness import local_parts, ollama_double
 from assist.settings import Settings
 from assist.stats import percentile
+from assist_dev.bench.harness import local_parts, ollama_double
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -150,7 +150,7 @@ def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) ->
 def serve_in_thread(app: Any) -> tuple[str, Any]:
     import uvicorn
 
-    from assist.local.ports import free_port
+    from assist_dev.local.ports import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

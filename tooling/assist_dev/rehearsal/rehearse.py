@@ -5,7 +5,7 @@
 2. In a moto server in this process: the tables, bucket and secret; the docs indexed on S3 and
    the routing classifier published to its registry (as an operator would, with admin keys); each
    role with its trust and policies; the ask state machine from the ASL file, with its role.
-3. IAM enforcement is switched on (`assist.deploy.iam`): from here every request needs a known key,
+3. IAM enforcement is switched on (`assist_dev.rehearsal.iam`): from here every request needs a known key,
    a session token for temporary keys, and a policy that allows its action on its resource.
 4. Every function runs its image's command in a process of its own, with the environment the
    template gives it plus its role's temporary credentials (`AWS_SESSION_TOKEN` set) — nothing
@@ -36,14 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from assist.aws import s3_uri
-from assist.deploy import iam
-from assist.deploy.runtime import FunctionProcess
-from assist.deploy.sync_execution import SyncExecutions
-from assist.deploy.template import ACCOUNT, FunctionSpec, RoleSpec, Stack, expand
 from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.serverless.definition import ROOT
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+from assist_dev.rehearsal import iam
+from assist_dev.rehearsal.runtime import FunctionProcess
+from assist_dev.rehearsal.sync_execution import SyncExecutions
+from assist_dev.rehearsal.template import ACCOUNT, FunctionSpec, RoleSpec, Stack, expand
 
 log = get_logger(__name__)
 STACK = "assist-rehearsal"
@@ -256,7 +256,7 @@ def flow_export(r: Rehearsal) -> None:
     """EventBridge's schedule with more sessions than the export's batch threshold: labels are written and the
     watermark claimed and committed (UpdateItem on the intent history table)."""
     from assist.aws.clients import client
-    from assist.bench.export import populate
+    from assist_dev.bench.export import populate
 
     populate(
         r.admin,
@@ -543,12 +543,12 @@ def drop_actions(policies: dict[str, dict[str, Any]], actions: set[str]) -> dict
 def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings) -> Iterator[Rehearsal]:
     from assist.aws.clients import client
     from assist.aws.resources import ensure_resources
-    from assist.deploy.jwks import LoopbackIssuer
     from assist.embed import build_embedder
-    from assist.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
-    from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
-    from assist.local.statemachine import enable_interpreter
     from assist.sources.sync import ingest
+    from assist_dev.doubles.jwks import LoopbackIssuer
+    from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
+    from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
+    from assist_dev.local.statemachine import enable_interpreter
 
     with contextlib.ExitStack() as exit_stack:
         issuer = LoopbackIssuer(AUDIENCE)

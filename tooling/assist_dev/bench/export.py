@@ -66,8 +66,8 @@ def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
     from assist.aws.resources import ensure_resources
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
-    from assist.local.stack import MotoServer, local_settings
     from assist.memory.dynamodb import DynamoDBStore
+    from assist_dev.local.stack import MotoServer, local_settings
 
     moto = MotoServer().start()
     try:

@@ -1,10 +1,9 @@
 """What the benchmark commands share: an in-process moto server with the template's tables,
-the docs index, and the Ollama test double from tests/support (a benchmark, like a test,
+the docs index, and the Ollama test double (assist_dev/doubles: a benchmark, like a test,
 needs a model whose speed it controls; the double never serves users)."""
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -13,6 +12,7 @@ from typing import Any
 
 from assist.aws.resources import TEMPLATE
 from assist.settings import Settings
+from assist_dev.doubles.ollama_server import OllamaTestServer
 
 REPO = TEMPLATE.parent
 
@@ -21,7 +21,7 @@ REPO = TEMPLATE.parent
 def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = REPO / "docs") -> Iterator[Settings]:
     """A moto server, the tables and bucket, and an index of docs/: cached and incremental in
     `index_dir`, or without one a throw-away index removed on exit."""
-    from assist.local.stack import MotoServer, local_settings, prepare
+    from assist_dev.local.stack import MotoServer, local_settings, prepare
 
     with ExitStack() as cleanup:
         if index_dir is None:
@@ -33,9 +33,5 @@ def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = 
         yield s
 
 
-def ollama_double(**kwargs: Any) -> Any:
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from tests.support.ollama_server import OllamaTestServer
-
+def ollama_double(**kwargs: Any) -> OllamaTestServer:
     return OllamaTestServer(**kwargs)
