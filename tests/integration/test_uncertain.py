@@ -80,8 +80,7 @@ def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
     assert a["sources"]
 
 
-def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
-    body = {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"}
+def streamed(base: str, body: dict) -> list[tuple[str, dict]]:
     events = []
     with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
         name = None
@@ -90,6 +89,11 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
                 name = line.split(":", 1)[1].strip()
             elif line.startswith("data:"):
                 events.append((name, json.loads(line.split(":", 1)[1])))
+    return events
+
+
+def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
+    events = streamed(base, {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"})
     assert [n for n, _ in events] == ["route", "token", "done"]
     route, token, done = (d for _, d in events)
     assert route["uncertain"] is True
@@ -140,18 +144,6 @@ def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base
 
 EXPLANATION = "The sources describe how the engine routes and searches, not how it is configured for production."
 DECLINED = "What settings does the engine need for production?"
-
-
-def streamed(base: str, body: dict) -> list[tuple[str, dict]]:
-    events = []
-    with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
-        name = None
-        for line in resp.iter_lines():
-            if line.startswith("event:"):
-                name = line.split(":", 1)[1].strip()
-            elif line.startswith("data:"):
-                events.append((name, json.loads(line.split(":", 1)[1])))
-    return events
 
 
 def test_the_models_marker_is_an_uncertain_answer_on_every_way_in(base, llm, settings, session_id):
