@@ -36,7 +36,7 @@ def llm():
 def settings(docs_index: Settings, llm) -> Settings:
     # local mode: the developer at the keyboard may read /insights
     return docs_index.with_(
-        ollama_host=llm.url, ollama_model_name=MAIN, ollama_model_name_conversational=LIGHT, local_mode=True
+        ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT}, api={"local_mode": True}
     )
 
 
@@ -63,10 +63,10 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
     assert verdict["reason"] == "out_of_scope"
-    assert verdict["score"] < settings.uncertain_threshold
+    assert verdict["score"] < settings.uncertain.threshold
     # stored as a documentation gap for the insights page
     item = client("dynamodb", settings).get_item(
-        TableName=settings.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
+        TableName=settings.sessions.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
     )["Item"]
     assert item["uncertain"] == {"S": "out_of_scope"}
 
@@ -131,7 +131,7 @@ def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base
     with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
         assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
     db = client("dynamodb", settings)
-    for table in (settings.sessions_table, settings.intent_history_table):
+    for table in (settings.sessions.table, settings.sessions.intent_history_table):
         items = db.query(
             TableName=table,
             KeyConditionExpression="session_id = :s AND turn > :header",
@@ -181,7 +181,7 @@ def test_the_models_marker_is_an_uncertain_answer_on_every_way_in(base, llm, set
     assert MARKER not in out["answer"]
 
     item = client("dynamodb", settings).get_item(
-        TableName=settings.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
+        TableName=settings.sessions.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
     )["Item"]
     assert item["uncertain"] == {"S": "model_not_covered"}
     page = httpx.get(base + "/insights?days=1", timeout=120)

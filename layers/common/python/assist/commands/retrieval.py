@@ -76,8 +76,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist.retrieve.evaluate import METRICS, evaluate
 
-    s = settings(log_level="WARNING")  # not a log line per query
-    s3 = index_s3(s.with_(index_uri=args.index_dir))
+    s = settings(logs={"level": "WARNING"})  # not a log line per query
+    s3 = index_s3(s.with_(index={"uri": args.index_dir}))
     vs = {"auto": "rrf" if args.strategy == "adaptive" else None, "none": None}.get(args.vs, args.vs)
     result = evaluate(
         args.corpus,
@@ -111,7 +111,7 @@ def run_uncertain(args: argparse.Namespace) -> int:
     from assist.retrieve.verdict import Weights
     from assist.retrieve.verdict_fit import Targets
 
-    s = settings(log_level="WARNING")
+    s = settings(logs={"level": "WARNING"})
     targets = Targets(margin=args.margin)
     if args.from_evidence:
         found, cost = load(args.from_evidence), None

@@ -106,9 +106,9 @@ def evidence(
     the search (ms: the vocabulary look-ups)."""
     out, costs = [], []
     for q in qs:
-        text = q.translation if q.translation and foreign(q.text, settings.index_language) else q.text
-        result = retriever.search(text, k=settings.retrieve_top_k)
-        readable = text is not q.text or foreign(q.text, settings.index_language) is None
+        text = q.translation if q.translation and foreign(q.text, settings.index.language) else q.text
+        result = retriever.search(text, k=settings.retrieve.top_k)
+        readable = text is not q.text or foreign(q.text, settings.index.language) is None
         started = time.perf_counter()
         v = judge(text, result, READ_ALL, readable, retriever.unknown)
         costs.append((time.perf_counter() - started) * 1000)
@@ -140,7 +140,7 @@ def gather(
             more, c = evidence(ABSENT, Path(path).name, questions(path), retriever, settings)
             rows, costs = rows + more, costs + c
         out[ds.name] = rows
-        search_ms = _search_ms(retriever, [e.text for e in rows[:50]], settings.retrieve_top_k)
+        search_ms = _search_ms(retriever, [e.text for e in rows[:50]], settings.retrieve.top_k)
         cost[ds.name] = {
             "verdict_p50_ms": percentile(costs, 50),
             "verdict_p95_ms": percentile(costs, 95),

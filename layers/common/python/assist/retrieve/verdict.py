@@ -146,13 +146,8 @@ class Weights:
 
     @classmethod
     def from_settings(cls, s: Settings) -> Weights:
-        return cls(
-            s.uncertain_threshold,
-            s.uncertain_centrality_weight,
-            s.uncertain_coverage_weight,
-            s.uncertain_absent_weight,
-            s.uncertain_named_weight,
-        )
+        u = s.uncertain
+        return cls(u.threshold, u.centrality_weight, u.coverage_weight, u.absent_weight, u.named_weight)
 
     def score(self, similarity: float, centrality: float, coverage: float, absent: float, named: float) -> float:
         return (
