@@ -121,6 +121,7 @@ class UncertainReason(StrEnum):
     NO_RELEVANT_PASSAGE = "no_relevant_passage"
     LOW_RETRIEVAL_CONFIDENCE = "low_retrieval_confidence"
     OUT_OF_SCOPE = "out_of_scope"
+    MODEL_NOT_COVERED = "model_not_covered"  # the model said its sources do not answer (ADR 0083)
 
 
 class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -130,6 +131,8 @@ class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     extra_context: str | None = None
     user_info: dict[str, object] | None = None  # the platform's JSON about the user, passed on as given
     editor_content: str | None = None
+    #: answer with the model even when the docs seem not to cover the question (the verdict is still recorded)
+    force_answer: bool = False
 
 
 class IntentEntry(msgspec.Struct):
@@ -212,11 +215,15 @@ class VerdictSignals(msgspec.Struct):
     stage's `verdict`): only the signals that were measured are present."""
 
     uncertain: bool
+    unknown: list[str] | UnsetType = UNSET  # the question's terms the corpus never mentions
     reason: UncertainReason | UnsetType = UNSET
     similarity: float | UnsetType = UNSET
     centrality: float | UnsetType = UNSET
     coverage: float | UnsetType = UNSET
+    absent: float | UnsetType = UNSET
+    named: float | UnsetType = UNSET
     score: float | UnsetType = UNSET
+    forced: bool | UnsetType = UNSET  # uncertain, and answered anyway (`force_answer`)
 
 
 class Stage(msgspec.Struct):
@@ -239,7 +246,7 @@ class Stage(msgspec.Struct):
     n: int | UnsetType = UNSET
     query_kind: QueryKind | UnsetType = UNSET
     strategies: dict[str, int] | UnsetType = UNSET
-    verdict: VerdictSignals | UnsetType = UNSET
+    verdict: VerdictSignals | UncertainReason | UnsetType = UNSET  # generate: the model's own (ADR 0083)
     # corpus (ADR 0042)
     kind: str | UnsetType = UNSET
     subject: str | UnsetType = UNSET
@@ -260,6 +267,7 @@ class Stage(msgspec.Struct):
     answered_from: str | UnsetType = UNSET  # passages | manifest | conversation | account_data
     model_ms: float | UnsetType = UNSET
     usage: dict[str, int] | UnsetType = UNSET  # Ollama's token counts and durations
+    forced: bool | UnsetType = UNSET  # the model answered a question judged uncertain (`force_answer`)
     # persist
     turn: int | UnsetType = UNSET
     written: bool | UnsetType = UNSET

@@ -8,12 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assist.answer import marker
 from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.phrases import language
 from assist.answer.prompts import build_messages
-from assist.contracts import Chunk, CorpusMatch, Degraded, Exchange, QueryType, Stage, TurnState
+from assist.contracts import Chunk, CorpusMatch, Degraded, Exchange, QueryType, Stage, TurnState, UncertainReason
 from assist.logs import get_logger
 from assist.retrieve.documents import whole_document
 from assist.trace import named
@@ -95,7 +96,12 @@ def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | 
         state.degraded += gen.degraded
         route.model = gen.model
         st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
-        return gen.text
+        if state.request.force_answer:
+            st.forced = True
+        said_not_covered, text = marker.split(gen.text)
+        if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
+            state.uncertain_reason = st.verdict = UncertainReason.MODEL_NOT_COVERED
+        return text
     state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
     lang = language(state.request.message)
     # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from assist.answer.llm import Generation, LLMUnavailable
-from assist.answer.not_covered import nearest_topics, not_covered
+from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.ask.context import Context, answer_text, messages, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
@@ -171,9 +171,12 @@ class Engine:
         if result is None or any(d.without_index for d in result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index.language) is None
-        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        weights = Weights.from_settings(self.settings)
+        verdict = judge(translated or query, result, weights, readable, self.parts.retriever().unknown)
         st.verdict = verdict.detail()
-        if verdict.uncertain:
+        if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
+            st.verdict.forced = True
+        elif verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
@@ -268,7 +271,8 @@ class Engine:
         """The fixed answer of a question the documentation does not cover (ADR 0055): no model is asked."""
         with stage(state.stages, "generate") as st:
             st.model, st.answered_by = None, "not_covered"
-            return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
+            r = state.retrieval
+            return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
     def context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the

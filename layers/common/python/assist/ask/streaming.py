@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.marker import MarkerFilter
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, messages
 from assist.ask.recorder import sources_of
@@ -68,15 +69,19 @@ async def _generate(
         turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
         assert state.route is not None
         with stage(state.stages, "generate", slot=state.route.model_slot) as st:
+            shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
             try:
                 async for item in model:
                     if isinstance(item, Generation):
                         gen = item
-                    else:
-                        parts.append(item)
-                        yield "token", {"text": item}
+                    elif piece := shown.feed(item):
+                        parts.append(piece)
+                        yield "token", {"text": piece}
             except LLMUnavailable as exc:
                 gen = exc
+            if rest := shown.close():
+                parts.append(rest)
+                yield "token", {"text": rest}
             text = answer_text(state, st, gen, ctx)
         if isinstance(gen, LLMUnavailable):
             yield "token", {"text": text}
