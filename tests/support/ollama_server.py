@@ -459,10 +459,14 @@ class OllamaTestServer:
             default = self._replies.get(key, self._replies.get(None, self.DEFAULT_REPLY))
         return (responder(body) if responder is not None else default), drop
 
+    def window(self, spec: ModelSpec, body: dict[str, Any]) -> int:
+        """The call's num_ctx: asked for or the default, at least 4 (server/sched.go), at most the trained length."""
+        options = body.get("options") if isinstance(body.get("options"), dict) else {}
+        return max(4, min(int(options.get("num_ctx") or self.default_num_ctx), spec.context_length))
+
     def _evaluation(self, spec: ModelSpec, body: dict[str, Any]) -> Evaluation:
         options = body.get("options") if isinstance(body.get("options"), dict) else {}
-        num_ctx = options.get("num_ctx") or self.default_num_ctx
-        num_ctx = max(4, min(int(num_ctx), spec.context_length))
+        num_ctx = self.window(spec, body)
         num_predict = options.get("num_predict")
         think = body.get("think")
         thinking = self._thinks(spec, think)
@@ -814,7 +818,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 "message": {"role": "assistant", "content": content, **({"thinking": thinking} if thinking else {})}
             }
 
-        if not messages:  # routes.go: no messages only loads the model
+        if not messages:  # routes.go: no messages only loads the model (with the runner options asked for)
+            if owner._acquire(spec.name, owner.window(spec, body), self._client_gone):
+                self._pause(owner.load_s)
+            owner._release(spec.name)
             self._send_json(
                 200, {"model": model, "created_at": _now_iso(), **delta(), "done": True, "done_reason": "load"}
             )

@@ -101,7 +101,9 @@ def test_generate_streams_and_returns_response_field(srv: OllamaTestServer, clie
     assert chunks[-1].done is True
     assert chunks[-1].eval_count == 2
     assert whole.response == "rewritten query"
-    assert whole.prompt_eval_count == count_tokens("".join(render([{"role": "user", "content": "rewrite this query"}], False)))
+    assert whole.prompt_eval_count == count_tokens(
+        "".join(render([{"role": "user", "content": "rewrite this query"}], False))
+    )
 
 
 def test_queued_replies_are_consumed_in_order_before_default(srv: OllamaTestServer, client: ollama.Client) -> None:
@@ -388,7 +390,8 @@ def test_a_thinking_model_thinks_unless_told_not_to(srv: OllamaTestServer, clien
 
     thinking = [c.message.thinking for c in chunks if c.message.thinking]
     assert "".join(thinking) == srv.thinking_text
-    assert chunks[0].message.thinking and not chunks[0].message.content  # the thinking comes first
+    assert chunks[0].message.thinking
+    assert not chunks[0].message.content
     assert "".join(c.message.content for c in chunks) == "Paris [1]."
     assert chunks[-1].eval_count == len(thinking) + 2  # thinking tokens are generated tokens
     assert (whole.message.content, whole.message.thinking) == ("Paris [1].", srv.thinking_text)
@@ -442,7 +445,8 @@ def test_before_0_12_4_an_omitted_think_leaves_the_thinking_in_content() -> None
         omitted = c.chat(model=LARGE, messages=QUESTION)
         asked = c.chat(model=LARGE, messages=QUESTION, think=True)
 
-    assert omitted.message.content.startswith("<think>\n") and omitted.message.content.endswith("Paris [1].")
+    assert omitted.message.content.startswith("<think>\n")
+    assert omitted.message.content.endswith("Paris [1].")
     assert (asked.message.content, asked.message.thinking) == ("Paris [1].", server.thinking_text)
 
 
@@ -470,9 +474,12 @@ def test_the_default_window_drops_the_oldest_messages_and_keeps_the_system_promp
     evaluation = srv.evaluations[0]
     assert sent > 4096 == evaluation.num_ctx
     assert evaluation.prompt_tokens == sent
-    assert evaluation.dropped_messages > 0 and evaluation.cut_tokens == 0 and evaluation.cut
+    assert evaluation.dropped_messages > 0
+    assert evaluation.cut_tokens == 0
+    assert evaluation.cut
     assert evaluation.prompt.startswith("<|im_start|>system\nSYSTEM PROMPT")
-    assert "question 0 " not in evaluation.prompt and "And the last question?" in evaluation.prompt
+    assert "question 0 " not in evaluation.prompt
+    assert "And the last question?" in evaluation.prompt
     assert reply.prompt_eval_count == evaluation.evaluated_tokens <= 4096
 
 
@@ -512,7 +519,8 @@ def test_num_predict_stops_the_generation_at_length(srv: OllamaTestServer, clien
 
     assert (cut.message.content, cut.eval_count, cut.done_reason) == ("one two three four ", 4, "length")
     assert (whole.message.content, whole.done_reason) == ("one two three four five six", "stop")
-    assert thinking[-1].done_reason == "length" and thinking[-1].eval_count == 3
+    assert thinking[-1].done_reason == "length"
+    assert thinking[-1].eval_count == 3
     assert "".join(c.message.content for c in thinking) == ""  # the budget went on thinking
 
 

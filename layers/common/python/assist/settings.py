@@ -29,6 +29,9 @@ DERIVED = ("in_cloud", "ollama_host_explicit", "aws_configured")
 #: the tests. Real credentials come from boto3's (and LanceDB's) default chain, which also reads
 #: AWS_SESSION_TOKEN, profiles, and the container/instance endpoints, and refreshes them (ADR 0048).
 NOT_FROM_ENV = ("emulator_access_key_id", "emulator_secret_access_key")
+#: the `think` settings and their values: a level is for the models that take one (ADR 0078)
+THINK_SETTINGS = ("ollama_think", "ollama_think_conversational", "classifier_llm_think", "rewrite_think")
+THINK_VALUES = ("false", "true", "low", "medium", "high")
 #: SESSION_STORE values; `auto` picks DynamoDB when AWS is configured (ADR 0044)
 SESSION_STORES = ("auto", "dynamodb", "file")
 #: variables that say "this process talks to AWS": with any of them set, SESSION_STORE=auto means DynamoDB
@@ -69,6 +72,18 @@ class Settings:
     # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
     # engine without Ollama never waits on a connection refused at every ambiguous message.
     ollama_host_explicit: bool = field(default=False)
+    # what each call asks of the model (ADRs 0077–0079): the window (options.num_ctx, never above the model's
+    # trained length), the answer's output limit (options.num_predict) and thinking (false|true|low|medium|high,
+    # sent only to a model with the `thinking` capability); per slot, the light one defaulting to its own
+    ollama_num_ctx: int = 8192
+    ollama_num_ctx_conversational: int | None = None  # unset: = OLLAMA_NUM_CTX
+    ollama_num_predict: int = 1024
+    ollama_num_predict_conversational: int = 512
+    ollama_think: str = "false"
+    ollama_think_conversational: str = "false"
+    classifier_llm_think: str = "false"  # the LLM classifier layer (its label needs no reasoning)
+    rewrite_think: str = "false"  # the light slot's search-query calls: the rewrite and the translation
+    prompt_tokenizer: str = ""  # a tokenizer.json to count prompt tokens; "": the qwen3 one beside the model
 
     # --- Classification -----------------------------------------------------------
     classifier_confidence_threshold: float = 0.85
@@ -172,6 +187,20 @@ class Settings:
         return self.ollama_model_name_conversational or self.ollama_model_name
 
     @property
+    def light_num_ctx(self) -> int:
+        return self.ollama_num_ctx_conversational or self.ollama_num_ctx
+
+    def num_ctx_for(self, host: str, model: str) -> int:
+        """The window for a call to `model` on `host`: the slot's that serves it there, so the classifier and the
+        search-query calls never ask a loaded model for another window (Ollama reloads it for that: ADR 0079)."""
+        if (host, model) == (self.light_host, self.light_model) and (host, model) != (
+            self.ollama_host,
+            self.ollama_model_name,
+        ):
+            return self.light_num_ctx
+        return self.ollama_num_ctx
+
+    @property
     def classifier_llm_model(self) -> str:
         return self.ollama_model_name_classifier or self.ollama_model_name
 
@@ -250,6 +279,10 @@ class Settings:
         unset = [f"JWT_{n}" for n in ("JWKS_URL", "ISSUER", "AUDIENCE") if not values.get(f"jwt_{n.lower()}")]
         if 0 < len(unset) < 3:  # a token checked without its issuer or audience would accept any app's tokens
             raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
+        for name in THINK_SETTINGS:
+            think = values[name] = str(values.get(name, "false")).strip().lower()
+            if think not in THINK_VALUES:
+                raise SettingsError(f"{_env_name(name)}={think!r}: use one of {'|'.join(THINK_VALUES)}")
         if str(values.get("classifier_model_path", "")).lower() in NO_MODEL:
             values["classifier_model_path"] = None
         return cls(**values)
