@@ -21,7 +21,9 @@ Ollama's source (github.com/ollama/ollama; the tag or commit named) — the doub
   ``version="0.11.0"`` does that. A model whose template predates thinking support has no ``thinking``
   capability and thinks into ``content`` whatever is sent: ``legacy_template="tags"`` (``<think>…</think>``
   first) or ``"close"`` (a template that opens ``<think>`` in the prompt, so the reply starts inside the thinking
-  and shows only ``…</think>``; routes.go primes its parser with the opening tag for the same reason).
+  and shows only ``…</think>``; routes.go primes its parser with the opening tag for the same reason). Only
+  qwen3's own soft switch, ``/no_think`` ending the last user message, empties the block (the model card's
+  "/think and /no_think"; Ollama's thinking-aware qwen3 template appends it itself when ``think`` is set).
 - **The window.** ``options.num_ctx`` absent means 4096 tokens (envconfig ContextLength, 4096 since v0.6.7 commit
   44b466e, 2048 before; since v0.15.5, commit 0334ffa, 4096 on GPUs under 24 GiB); a larger one is cut to the
   model's trained length (llm/server.go NewLlamaServer, v0.12.6). A prompt over the window is cut silently:
@@ -70,7 +72,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Self
@@ -165,6 +167,12 @@ class Evaluation:
     reloaded: bool = False  # the model was (re)loaded for this call's runner options
     eval_count: int = 0
     done_reason: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)  # as the template rendered them
+
+    @property
+    def system_kept(self) -> bool:
+        """Every system message of the call is in what the model evaluated."""
+        return all(m.get("content", "") in self.prompt for m in self.messages if m.get("role") == "system")
 
     @property
     def cut(self) -> bool:
@@ -526,7 +534,7 @@ class OllamaTestServer:
 
     def _fit(self, evaluation: Evaluation, messages: list[dict[str, Any]], think: Any, num_keep: int) -> None:
         """Cut the rendered prompt to the window as Ollama does, and note what was cut (module docstring)."""
-        messages = _filter_think_tags(messages, evaluation.model, self.spec(evaluation.model))
+        messages = evaluation.messages = _filter_think_tags(messages, evaluation.model, self.spec(evaluation.model))
         window = evaluation.num_ctx
         parts = render(messages, think)
         costs = [count_tokens(p) for p in parts]
@@ -854,6 +862,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         model = body["model"]
         legacy = owner._legacy(spec, body.get("think"))
         thinking = OllamaTestServer.split_tokens(owner.thinking_text) if evaluation.thinking or legacy else []
+        users = [m for m in evaluation.messages if m.get("role") == "user"]
+        if legacy and users and str(users[-1].get("content") or "").rstrip().endswith("/no_think"):
+            thinking = ["\n"]  # qwen3's soft switch: an empty thinking block, still in content
         # (kind, token): "thinking" apart, "legacy" thinking inside content with its tags, or "content"
         stream: list[tuple[str, str]] = []
         if thinking and legacy:

@@ -94,6 +94,17 @@ class ModelFacts:
             return None
         return True if wanted == "true" else wanted
 
+    def soft_switch(self, wanted: str, messages: list[dict[str, str]]) -> list[dict[str, str]]:
+        """`messages` with qwen3's `/no_think` ending the last user message where thinking is not wanted, `think`
+        cannot say so, and the model would think anyway (a reasoning model on a template without the capability):
+        its thinking block then comes back empty instead of eating the output limit and the time (ADR 0078)."""
+        if wanted != "false" or not self.known or not self.stray_think or not messages:
+            return messages
+        last = messages[-1]
+        if last.get("role") != "user" or last.get("content", "").rstrip().endswith("/no_think"):
+            return messages
+        return [*messages[:-1], {**last, "content": f"{last.get('content', '')} /no_think"}]
+
     def window(self, num_ctx: int) -> int:
         """The window to ask for: the setting, never above the model's trained length."""
         return min(num_ctx, self.context_length) if self.context_length else num_ctx

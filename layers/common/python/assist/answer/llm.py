@@ -177,12 +177,12 @@ class ModelSlots:
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
                 raise LLMUnavailable("; ".join(failures), reason="deadline", missing=missing)
-            facts, kwargs = self.request(
-                host, model, think or self._think[name], num_predict or self._num_predict[name], deadline
-            )
+            wanted = think or self._think[name]
+            facts, kwargs = self.request(host, model, wanted, num_predict or self._num_predict[name], deadline)
+            sent = facts.soft_switch(wanted, messages)
             t0 = time.perf_counter()
             try:
-                reply = self._client(host, budget).chat(model=model, messages=messages, stream=False, **kwargs)
+                reply = self._client(host, budget).chat(model=model, messages=sent, stream=False, **kwargs)
             except self.errors as exc:
                 self._failed(failures, missing, name, model, exc)
                 continue
@@ -215,13 +215,14 @@ class ModelSlots:
             if (budget := self._budget(deadline, failures, name, model)) is None:
                 raise LLMUnavailable("; ".join(failures), reason="deadline", missing=missing)
             facts, kwargs = self.request(host, model, self._think[name], self._num_predict[name], deadline)
+            sent = facts.soft_switch(self._think[name], messages)
             aclient = self._client(host, budget, asynchronous=True)
             t0 = time.perf_counter()
             parts: list[str] = []
             started = False
             strip = ThinkFilter(stray=facts.stray_think)
             try:
-                chunks = await aclient.chat(model=model, messages=messages, stream=True, **kwargs)
+                chunks = await aclient.chat(model=model, messages=sent, stream=True, **kwargs)
                 last = None
                 async for last in chunks:
                     started = True

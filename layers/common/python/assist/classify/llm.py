@@ -168,5 +168,6 @@ class LLMClassifier:
             "num_predict": NUM_PREDICT if not think else NUM_PREDICT_THINKING,
         }
         extra = {} if think is None else {"think": think}
+        messages = facts.soft_switch(asking.think, messages) if facts else messages
         reply = self._client.chat(model=self.model, messages=messages, stream=False, options=options, **extra)
         return strip_thinking(reply.message.content or "", stray=facts.stray_think if facts else True)
