@@ -159,7 +159,10 @@ def fit(material: Material, window: Window, counter: TokenCounter) -> Prompt:
     count = counter.count
     m = material
     # the system prompt, the question and the blocks' wrappers: always
-    spent = _tokens(_build(m, [], [], "", [], "" if m.extra_context else None, "" if m.editor_content else None), count)
+    empty = "<corpus>\n</corpus>" if m.corpus else ""
+    spent = _tokens(
+        _build(m, [], [], empty, [], "" if m.extra_context else None, "" if m.editor_content else None), count
+    )
     dropped: dict[str, Any] = {}
 
     def take(items: list[Any], cost: Callable[[Any], int]) -> list[Any]:
@@ -191,8 +194,11 @@ def fit(material: Material, window: Window, counter: TokenCounter) -> Prompt:
     messages = _build(m, documents, passages, corpus, conversation, extra, editor)
     tokens = _tokens(messages, count)
     while tokens > limit and (passages or documents):  # the estimate's own error: drop the least needed
-        gone = (documents or passages).pop()
-        dropped.setdefault("passages", []).append(gone.id)
+        if documents:
+            documents.pop()
+            dropped["document_chunks"] = dropped.get("document_chunks", 0) + 1
+        else:
+            dropped.setdefault("passages", []).append(passages.pop().id)
         messages = _build(m, documents, passages, corpus, conversation, extra, editor)
         tokens = _tokens(messages, count)
     return Prompt(messages, documents + passages, tokens, window, counter.name, dropped)

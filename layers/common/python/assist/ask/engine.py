@@ -501,7 +501,7 @@ class Engine:
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
             st["asked"] = gen.request
             if gen.truncated:  # cut at num_predict: the reader is told, not handed half an answer as whole
-                return f"{gen.text.rstrip()}\n\n{phrase('truncated', lang)}"
+                return f"{gen.text}\n\n{phrase('truncated', lang)}"
             return gen.text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
         # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
