@@ -200,3 +200,21 @@ def test_deep_health_is_for_admins_and_reports_the_models(docs_index: Settings, 
     assert deep.status_code == 200, deep.text
     assert deep.json()["status"] == "ok"
     assert {r["use"] for r in deep.json()["models"]} == {"answer:main", "answer:light", "classifier", "rewrite"}
+
+
+def test_bench_ollama_short_mode_shows_answers_queueing_past_their_deadline(base_settings: Settings):
+    from assist.bench import ollama
+    from assist.bench.figures import render
+    from assist.commands.bench import ollama_table
+
+    result = ollama.run(base_settings, parallel=1, concurrency=8, **ollama.SHORT)
+
+    by = {r["concurrency"]: r for r in result["levels"]}
+    assert list(by) == [1, 2, 4, 8]
+    assert by[1]["answered"] == 1
+    assert by[1]["fell_back"] == 0
+    assert all(r["answered"] + r["fell_back"] == c for c, r in by.items())
+    assert all(r["max_active"] == 1 for r in by.values())  # one slot: the rest queued
+    assert by[8]["fell_back"] >= 3  # at most 1.5 s / T ≈ 0.3 s of them fit before the deadline
+    assert by[8]["p95_s"] < ollama.SHORT["deadline_s"]  # a queued call gives up by the deadline, not after
+    assert "answered by model" in render(ollama_table(result))

@@ -33,9 +33,14 @@ def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = 
         yield s
 
 
-def ollama_double(**kwargs: Any) -> Any:
+def double_module() -> Any:
+    """tests/support/ollama_server.py: the double, its token rule and its chat template rendering."""
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from tests.support.ollama_server import OllamaTestServer
+    from tests.support import ollama_server
 
-    return OllamaTestServer(**kwargs)
+    return ollama_server
+
+
+def ollama_double(**kwargs: Any) -> Any:
+    return double_module().OllamaTestServer(**kwargs)
