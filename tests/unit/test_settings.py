@@ -94,3 +94,20 @@ def test_every_setting_is_documented_in_the_readme():
     names = [f.name.upper() for f in fields(Settings) if f.name not in DERIVED + NOT_FROM_ENV]
     missing = [n for n in names if f"`{n}`" not in readme]
     assert missing == []
+
+
+def test_think_takes_a_boolean_or_a_level_and_one_model_on_one_host_gets_one_window():
+    s = Settings.from_env(
+        {
+            "OLLAMA_THINK": "High",
+            "OLLAMA_NUM_CTX_CONVERSATIONAL": "4096",
+            "OLLAMA_MODEL_NAME_CONVERSATIONAL": "qwen3:0.6b",
+        }
+    )
+    assert (s.ollama_think, s.classifier_llm_think, s.rewrite_think) == ("high", "false", "false")
+    assert s.num_ctx_for(s.ollama_host, "qwen3:1.7b") == 8192
+    assert s.num_ctx_for(s.light_host, "qwen3:0.6b") == 4096
+    same = Settings.from_env({"OLLAMA_NUM_CTX_CONVERSATIONAL": "4096"})  # light = main's model: main's window
+    assert same.num_ctx_for(same.light_host, same.light_model) == 8192
+    with pytest.raises(SettingsError, match="CLASSIFIER_LLM_THINK='maybe'"):
+        Settings.from_env({"CLASSIFIER_LLM_THINK": "maybe"})
