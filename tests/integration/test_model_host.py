@@ -20,8 +20,8 @@ from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.contracts import AskRequest, QueryType
 from assist.settings import Settings
+from assist_dev.doubles.ollama_server import ModelSpec, OllamaTestServer
 from tests.integration.conftest import answered, served
-from tests.support.ollama_server import ModelSpec, OllamaTestServer
 
 pytestmark = pytest.mark.integration
 MAIN, LIGHT = "qwen3:1.7b", "qwen3:0.6b"
@@ -203,9 +203,9 @@ def test_deep_health_is_for_admins_and_reports_the_models(docs_index: Settings, 
 
 
 def test_bench_ollama_short_mode_shows_answers_queueing_past_their_deadline(base_settings: Settings):
-    from assist.bench import ollama
-    from assist.bench.figures import render
-    from assist.commands.bench import ollama_table
+    from assist_dev.bench import ollama
+    from assist_dev.bench.figures import render
+    from assist_dev.commands.bench import ollama_table
 
     result = ollama.run(base_settings, parallel=1, concurrency=8, **ollama.SHORT)
 

@@ -14,7 +14,7 @@ import httpx
 import ollama
 import pytest
 
-from tests.support.ollama_server import ModelSpec, OllamaTestServer, count_tokens, render, tokenize
+from assist_dev.doubles.ollama_server import ModelSpec, OllamaTestServer, count_tokens, render, tokenize
 
 SMALL = "qwen3:0.6b"
 LARGE = "qwen3:1.7b"

@@ -33,8 +33,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def text(result: dict[str, Any]) -> str:
-    from assist.bench.figures import Table, render
-
     rows = [
         [
             r["use"] + ("" if r["active"] else " (off)"),
@@ -61,4 +59,11 @@ def text(result: dict[str, Any]) -> str:
             + (f": {state['problem']}" if state.get("problem") else "")
         )
     notes.append("all good" if result["ok"] else "something a question needs is missing (above)")
-    return render(Table(COLUMNS, rows, notes))
+    return "\n".join([*table([COLUMNS, *rows]), *notes]) + "\n"
+
+
+def table(rows: list[Any]) -> list[str]:
+    """Aligned columns; a row's cells as a person reads them (yes/no, - for nothing)."""
+    cells = [["-" if v is None else ("yes" if v is True else "no" if v is False else str(v)) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
