@@ -476,7 +476,7 @@ class Engine:
         window = self._slots.window(self._route(state).model_slot, state.deadline)
         counter = token_counter(self.settings)
         prompt = fit(material, window, counter)
-        ctx.chunks, ctx.documents = prompt.chunks, min(ctx.documents, len(prompt.chunks))
+        ctx.chunks = prompt.chunks
         if prompt.dropped:
             state.degraded.append("context_trimmed")
             log.info("answer.context_trimmed", dropped=prompt.dropped, tokens=prompt.tokens, limit=window.limit())
