@@ -34,8 +34,10 @@ def host():
         yield srv
 
 
-def on(settings: Settings, srv: OllamaTestServer, **more) -> Settings:
-    return settings.with_(ollama_host=srv.url, ollama_model_name=MAIN, ollama_model_name_conversational=LIGHT, **more)
+def on(settings: Settings, srv: OllamaTestServer, ollama: dict | None = None, **sections: dict) -> Settings:
+    """`settings` on the double's seed models, with more fields of `ollama` and of other sections."""
+    slots = {"host": srv.url, "model_name": MAIN, "model_name_conversational": LIGHT}
+    return settings.with_(ollama=slots | (ollama or {}), **sections)
 
 
 def generate_stage(answer) -> dict:
@@ -47,7 +49,7 @@ def test_the_classifier_and_the_rewrite_stay_within_budget_against_a_model_that_
     docs_index: Settings, host: OllamaTestServer, session_id: str
 ):
     host.think_s = 3.0  # what thinking costs on a small host, when a call does not say otherwise
-    s = on(docs_index, host, ollama_host_explicit=True, classifier_confidence_threshold=1.01)
+    s = on(docs_index, host, {"host_explicit": True}, classifier={"confidence_threshold": 1.01})
     engine = build_engine(s, client("dynamodb", s))
     host.reply("RETRIEVAL", model=MAIN)
     engine.ask(AskRequest(session_id=session_id, message="How do I configure the light model slot?"))
@@ -59,14 +61,14 @@ def test_the_classifier_and_the_rewrite_stay_within_budget_against_a_model_that_
 
     stages = {st["name"]: st for st in second.trace["stages"]}
     assert (second.route.layer, stages["rewrite"]["by"]) == ("llm", "llm")
-    assert stages["classify"]["ms"] < 1000 * s.classifier_llm_timeout_s
-    assert stages["rewrite"]["ms"] < 1000 * s.classifier_llm_timeout_s
+    assert stages["classify"]["ms"] < 1000 * s.classifier.llm_timeout_s
+    assert stages["rewrite"]["ms"] < 1000 * s.classifier.llm_timeout_s
     assert took < 3.0  # not one call thought
     assert [e.thinking for e in host.evaluations] == [False] * len(host.evaluations)
     assert all(c.body["think"] is False for c in host.calls("/api/chat"))
 
     # the control: the same classifier asked to think misses its budget and the fallback decides
-    thinking = build_engine(s.with_(classifier_llm_think="true", classifier_llm_timeout_s=2.0), client("dynamodb", s))
+    thinking = build_engine(s.with_(classifier={"llm_think": "true", "llm_timeout_s": 2.0}), client("dynamodb", s))
     route = thinking.ask(AskRequest(session_id=session_id + "-t", message="How are the slots configured?")).route
     assert route.layer == "fallback"
     assert "over its 2 s budget" in route.reason
@@ -80,7 +82,7 @@ def test_a_reply_cut_at_num_predict_is_answer_truncated_and_says_so(
     docs_index: Settings, host: OllamaTestServer, session_id: str, message: str, lang: str
 ):
     host.reply("The engine reads its settings from the environment [1] " * 20)
-    with served(on(docs_index, host, ollama_num_predict=12)) as base:
+    with served(on(docs_index, host, {"num_predict": 12})) as base:
         body = answered(base, session_id=session_id, message=message, query_type="RETRIEVAL")
         events = []
         with httpx.stream(
@@ -126,7 +128,7 @@ def test_a_model_the_host_does_not_have_is_model_missing_and_named(
 
 def test_warm_up_the_answers_and_the_classifier_load_each_model_once(docs_index: Settings, host: OllamaTestServer):
     host.load_s = 0.2
-    s = on(docs_index, host, ollama_host_explicit=True, classifier_confidence_threshold=1.01)
+    s = on(docs_index, host, {"host_explicit": True}, classifier={"confidence_threshold": 1.01})
     assert ModelSlots(s).warm_up() == {MAIN: True, LIGHT: True}
     host.reply("RETRIEVAL")
     engine = build_engine(s, client("dynamodb", s))
@@ -159,8 +161,8 @@ def doctor(settings: Settings, url: str, *args: str) -> subprocess.CompletedProc
         "OLLAMA_HOST": url,
         "OLLAMA_MODEL_NAME": MAIN,
         "OLLAMA_MODEL_NAME_CONVERSATIONAL": LIGHT,
-        "INDEX_URI": settings.index_uri,
-        "EMBED_MODEL_DIR": settings.embed_model_dir,
+        "INDEX_URI": settings.index.uri,
+        "EMBED_MODEL_DIR": settings.embed.model_dir,
         "OLLAMA_CONNECT_TIMEOUT_S": "0.5",
     }
     return subprocess.run([str(ASSIST), "doctor", *args], capture_output=True, text=True, env=env, timeout=120)
@@ -189,7 +191,7 @@ def test_assist_doctor_names_a_missing_model_and_passes_a_healthy_host(docs_inde
 
 
 def test_deep_health_is_for_admins_and_reports_the_models(docs_index: Settings, host: OllamaTestServer):
-    with served(on(docs_index, host, local_mode=False)) as base:
+    with served(on(docs_index, host, api={"local_mode": False})) as base:
         plain = httpx.get(base + "/healthz", timeout=10)
         refused = httpx.get(base + "/healthz?deep=1", timeout=10)
     with served(on(docs_index, host)) as base:  # the local stack: the developer is the admin

@@ -101,12 +101,14 @@ def run(host, docs_index: Settings) -> dict[str, Any]:
     name, srv, mode = host
     think = mode.get("think", "false")
     settings = docs_index.with_(
-        ollama_host=srv.url,
-        ollama_host_explicit=True,  # the LLM classifier layer runs too
-        ollama_model_name=MAIN,
-        ollama_model_name_conversational=LIGHT,
-        ollama_think=think,
-        ollama_think_conversational=think,
+        ollama={
+            "host": srv.url,
+            "host_explicit": True,  # the LLM classifier layer runs too
+            "model_name": MAIN,
+            "model_name_conversational": LIGHT,
+            "think": think,
+            "think_conversational": think,
+        }
     )
     out: dict[str, Any] = {"answers": [], "sessions": [], "streams": []}
     with served(settings) as base:

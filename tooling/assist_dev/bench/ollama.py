@@ -95,7 +95,7 @@ def run(
             host.token_delay_s = 1.0 / token_rate
             host.prompt_token_s = 1.0 / prompt_rate
             host.reply(" ".join(["word"] * reply_tokens))
-            s = settings.with_(ollama_host=host.url, ollama_model_name=MAIN, ollama_model_name_conversational=None)
+            s = settings.with_(ollama={"host": host.url, "model_name": MAIN, "model_name_conversational": None})
             if answer_s is None:  # one answer alone: T
                 answer_s = _burst(s, 1, deadline_s + 60)[0][1]
             results = _burst(s, c, deadline_s)

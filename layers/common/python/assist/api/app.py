@@ -106,8 +106,8 @@ def service(
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        middleware=[BodyLimits(settings.max_body_bytes)],
-        guards=[token_guard(settings)] if settings.jwt_jwks_url else [],  # verified identity (ADR 0050)
+        middleware=[BodyLimits(settings.api.max_body_bytes)],
+        guards=[token_guard(settings)] if settings.jwt.jwks_url else [],  # verified identity (ADR 0050)
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
         lifespan=lifespan or [],
         debug=False,

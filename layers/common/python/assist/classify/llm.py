@@ -124,16 +124,17 @@ class LLMClassifier:
     def from_settings(cls, settings: Settings) -> LLMClassifier:
         from assist.ollama_client import build_client, call_errors, model_facts
 
-        budget = settings.classifier_llm_timeout_s
-        host, model = settings.ollama_host, settings.classifier_llm_model
+        o = settings.ollama
+        budget = settings.classifier.llm_timeout_s
+        host, model = o.host, o.classifier_model
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.
-        client = build_client(host, budget + 1.0, settings.ollama_connect_timeout_s, api_key=settings.ollama_api_key)
+        client = build_client(host, budget + 1.0, o.connect_timeout_s, api_key=o.api_key)
 
         def facts(within_s: float) -> ModelFacts:
-            return model_facts(host, model, within_s, settings.ollama_connect_timeout_s, settings.ollama_api_key)
+            return model_facts(host, model, within_s, o.connect_timeout_s, o.api_key)
 
-        asking = Asking(settings.classifier_llm_think, settings.num_ctx_for(host, model), facts)
+        asking = Asking(settings.classifier.llm_think, o.num_ctx_for(host, model), facts)
         return cls(client, model, budget, call_errors(), asking)
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:

@@ -17,14 +17,14 @@ _lock = threading.Lock()
 
 
 def hash_key(settings: Settings) -> str:
-    if not settings.export_hash_key_secret:
-        return settings.export_hash_key
-    return str(_provider(settings).get(settings.export_hash_key_secret, max_age=int(settings.export_hash_key_cache_s)))
+    if not settings.export.hash_key_secret:
+        return settings.export.hash_key
+    return str(_provider(settings).get(settings.export.hash_key_secret, max_age=int(settings.export.hash_key_cache_s)))
 
 
 def _provider(settings: Settings) -> Any:
     """One provider per endpoint and region for the process: its cache is what spares a read per export."""
-    key = (settings.aws_endpoint_url, settings.aws_region)
+    key = (settings.aws.endpoint_url, settings.aws.region)
     with _lock:
         if key not in _providers:
             from aws_lambda_powertools.utilities.parameters import SecretsProvider

@@ -23,12 +23,14 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
     if settings.session_backend == "file":
         from assist.memory.sqlite import SQLiteStore
 
-        log.info("memory.store_opened", backend="file", path=settings.session_store_file)
-        return SQLiteStore(settings.session_store_file, settings.session_ttl_days)
+        log.info("memory.store_opened", backend="file", path=settings.sessions.store_file)
+        return SQLiteStore(settings.sessions.store_file, settings.sessions.ttl_days)
     from assist.memory.dynamodb import DynamoDBStore
 
     if dynamodb is None or callable(dynamodb):
         from assist.aws.clients import client
 
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
-    return DynamoDBStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    return DynamoDBStore(
+        dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
+    )
