@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist import metrics
+from assist.answer import marker
 from assist.answer.budget import Material, Prompt, fit, token_counter
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable, Thought
+from assist.answer.marker import MarkerFilter
 from assist.answer.phrases import language, phrase
 from assist.answer.prefetch import Prefetched
 from assist.contracts import (
@@ -237,9 +239,12 @@ class Engine:
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index.language) is None
-        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        weights = Weights.from_settings(self.settings)
+        verdict = judge(translated or query, result, weights, readable, self._retriever().unknown)
         st["verdict"] = verdict.detail()
-        if verdict.uncertain:
+        if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
+            st["verdict"]["forced"] = True
+        elif verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
@@ -368,6 +373,7 @@ class Engine:
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
                 st["prompt"] = prompt.trace()
+                shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
                 try:
                     async for item in model:
                         if isinstance(item, Generation):
@@ -375,11 +381,14 @@ class Engine:
                         elif isinstance(item, Thought):
                             if thinking:
                                 yield "thinking", {"text": item.text}
-                        else:
-                            parts.append(item)
-                            yield "token", {"text": item}
+                        elif piece := shown.feed(item):
+                            parts.append(piece)
+                            yield "token", {"text": piece}
                 except LLMUnavailable as exc:
                     gen = exc
+                if rest := shown.close():
+                    parts.append(rest)
+                    yield "token", {"text": rest}
                 text = self._generated(state, st, gen, ctx)
             if isinstance(gen, LLMUnavailable):
                 yield "token", {"text": text}
@@ -409,11 +418,12 @@ class Engine:
         return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
 
     def _not_covered(self, state: TurnState) -> str:
-        from assist.answer.not_covered import not_covered
+        from assist.answer.not_covered import links, not_covered
 
         with stage(state.stages, "generate") as st:
             st.update(model=None, answered_by="not_covered")
-            return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
+            r = state.retrieval
+            return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
     def _context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
@@ -500,9 +510,15 @@ class Engine:
             route.model = gen.model
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
             st["asked"] = gen.request
+            if state.request.force_answer:
+                st["forced"] = True
+            said_not_covered, text = marker.split(gen.text)
+            if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
+                state.uncertain_reason = marker.MODEL_NOT_COVERED
+                st["verdict"] = marker.MODEL_NOT_COVERED
             if gen.truncated:  # cut at num_predict: the reader is told, not handed half an answer as whole
-                return f"{gen.text}\n\n{phrase('truncated', lang)}"
-            return gen.text
+                return f"{text}\n\n{phrase('truncated', lang)}"
+            return text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
         # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
         st.update(model=None, answered_by="extractive")
