@@ -1,4 +1,4 @@
-"""The model host's rules met by the engine (issue 31), each through the real parts: a thinking model and the
+"""The model host's rules met by the engine (ADRs 0077–0081), each through the real parts: a thinking model and the
 budgets of the classifier and the rewrite, the output limit, a model not pulled, the window one model is loaded
 with, and `assist doctor` / `GET /healthz?deep=1`."""
 

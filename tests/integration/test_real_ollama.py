@@ -1,5 +1,5 @@
 """The engine against an Ollama as strict as Ollama (assist_dev/doubles/ollama_server.py), with the seed's
-models: `qwen3:1.7b` main and `qwen3:0.6b` light, both thinking-capable, trained to 40960 tokens (issue 31).
+models: `qwen3:1.7b` main and `qwen3:0.6b` light, both thinking-capable, trained to 40960 tokens (ADRs 0077–0081).
 
 One scenario per host mode — the docs questions of data/, a whole-document question, a corpus listing, a
 15-turn conversation, a PLATFORM turn with 15,000 characters of account data and a CODE turn with 30,000 of
