@@ -103,6 +103,10 @@ class Degraded(StrEnum):
     RETRIEVE_FAILED = "retrieve_failed"
     CLASSIFY_FAILED = "classify_failed"
     ANSWER_FAILED = "answer_failed"
+    CONTEXT_TRIMMED = "context_trimmed"  # the prompt left passages or turns out to fit the window (ADR 0079)
+    CONTEXT_OVERFLOW = "context_overflow"  # the host cut a prompt longer than the window it was sent with
+    ANSWER_TRUNCATED = "answer_truncated"  # the answer reached its output limit (num_predict)
+    MODEL_MISSING = "model_missing"  # a host does not have the model a slot names (`ollama pull` it)
 
     @property
     def without_model(self) -> bool:
@@ -226,6 +230,26 @@ class VerdictSignals(msgspec.Struct):
     forced: bool | UnsetType = UNSET  # uncertain, and answered anyway (`force_answer`)
 
 
+class Asked(msgspec.Struct):
+    """What a model call asked for (ADR 0078): thinking, the window and the output limit."""
+
+    think: bool | str | None
+    num_ctx: int
+    num_predict: int
+
+
+class PromptFit(msgspec.Struct):
+    """A prompt against its budget (ADR 0079): its tokens, the limit, the window and output limit it was built for,
+    the tokenizer that counted; what was left out to fit (passage ids, counts of document chunks and turns)."""
+
+    tokens: int
+    limit: int
+    num_ctx: int
+    num_predict: int
+    tokenizer: str
+    dropped: dict[str, list[str] | int] | UnsetType = UNSET
+
+
 class Stage(msgspec.Struct):
     """One stage of a turn in the trace (docs/api.md, "The trace object"): its name and milliseconds, then the
     decisions it made. A field a stage did not set is absent from the JSON (UNSET), never null."""
@@ -253,7 +277,7 @@ class Stage(msgspec.Struct):
     matched: int | UnsetType = UNSET
     documents: list[str] | UnsetType = UNSET
     found_by: str | UnsetType = UNSET
-    missing: list[str] | UnsetType = UNSET
+    missing: list[str] | UnsetType = UNSET  # corpus: identifiers no document has; generate: models a host lacks
     corpus_chars: int | UnsetType = UNSET
     document_chunks: int | UnsetType = UNSET
     document_chars: int | UnsetType = UNSET
@@ -266,7 +290,9 @@ class Stage(msgspec.Struct):
     answered_by: str | UnsetType = UNSET  # the slot, `extractive` or `not_covered`
     answered_from: str | UnsetType = UNSET  # passages | manifest | conversation | account_data
     model_ms: float | UnsetType = UNSET
-    usage: dict[str, int] | UnsetType = UNSET  # Ollama's token counts and durations
+    usage: dict[str, int | str] | UnsetType = UNSET  # Ollama's token counts, durations and done_reason
+    prompt: PromptFit | UnsetType = UNSET
+    asked: Asked | UnsetType = UNSET
     forced: bool | UnsetType = UNSET  # the model answered a question judged uncertain (`force_answer`)
     # persist
     turn: int | UnsetType = UNSET

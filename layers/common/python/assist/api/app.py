@@ -10,9 +10,11 @@ import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.params import Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
+from assist.api.admin import require_admin
 from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
@@ -62,14 +64,15 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.sessions.transcript(session_id, caller(request, settings))
 
-    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s)
-    # nor the chat page (tests/integration/test_web_page.py)
+    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s),
+    # the chat page (tests/integration/test_web_page.py) nor the doctor (/healthz?deep=1)
     from assist.api.ways_in import ways_in
     from assist.api.web import chat_routes
+    from assist.doctor import doctor
 
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
-    return service(routes, settings, lifespan=lifespan)
+    return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder))
 
 
 def service(
@@ -77,13 +80,26 @@ def service(
     settings: Settings,
     title: str = "Assistance engine",
     lifespan: list[Callable[..., Any]] | None = None,
+    deep: Callable[[], dict[str, Any]] | None = None,
 ) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
-    the body limits every route shares."""
+    the body limits every route shares. `deep`: what `/healthz?deep=1` reports to an admin (`assist doctor`)."""
 
-    @get("/healthz", summary="Liveness and readiness", opt={"public": True})
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @get(
+        "/healthz",
+        summary="Liveness and readiness; ?deep=1: the model hosts, embedder and index (admin)",
+        opt={"public": True},
+    )
+    async def healthz(request: Request, deep_check: bool = Parameter(query="deep", default=False)) -> dict[str, Any]:
+        if not deep_check:
+            return {"status": "ok"}
+        if deep is None:
+            raise ClientException("deep checks are served by the answer app")
+        require_admin(request, settings)  # the report names hosts and models: for operators only
+        import anyio
+
+        result = await anyio.to_thread.run_sync(deep)
+        return {"status": "ok" if result["ok"] else "degraded", **result}
 
     return Litestar(
         route_handlers=[*route_handlers, healthz],

@@ -1,6 +1,6 @@
 """What the answer stage works from: the passages (or the session so far) and, for a question about the corpus,
-the `<corpus>` section; the prompt built from them; and the answer written without a model when no slot can
-answer (ADR 0073 keeps these apart from the stage runner, `engine.py`)."""
+the `<corpus>` section; the prompt built from them to fit the model's window; and the answer written without a
+model when no slot can answer (ADR 0073 keeps these apart from the stage runner, `engine.py`)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from assist.answer import marker
+from assist.answer.budget import Material, Prompt, fit, token_counter
 from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
-from assist.answer.phrases import language
-from assist.answer.prompts import build_messages
-from assist.contracts import Chunk, CorpusMatch, Degraded, Exchange, QueryType, Stage, TurnState, UncertainReason
+from assist.answer.phrases import language, phrase
+from assist.contracts import (
+    Asked,
+    Chunk,
+    CorpusMatch,
+    Degraded,
+    Exchange,
+    PromptFit,
+    QueryType,
+    Stage,
+    TurnState,
+    UncertainReason,
+)
 from assist.logs import get_logger
 from assist.retrieve.documents import whole_document
+from assist.thinking import strip_thinking
 from assist.trace import named
 
 if TYPE_CHECKING:
+    from assist.answer.llm import ModelSlots
     from assist.retrieve.corpus import Corpus
     from assist.settings import Settings
 
@@ -34,12 +49,14 @@ class Context:
     turns: list[Exchange] = field(default_factory=list)
     corpus: str = ""  # the `<corpus>` section of a question about the corpus itself (ADR 0042)
     corpus_answer: str | None = None  # its answer from the manifest alone, for when no model can answer
+    documents: int = 0  # the first chunks are a named document's, given whole (ADR 0042)
 
     @property
     def conversation(self) -> list[dict[str, str]]:
+        """The session's turns as chat messages; an answer stored before thinking was kept apart loses it here."""
         msgs: list[dict[str, str]] = []
         for t in self.turns:
-            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": t.answer}]
+            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": strip_thinking(t.answer)}]
         return msgs
 
 
@@ -66,7 +83,7 @@ def with_corpus(
         st.corpus_chars, st.document_chunks = len(text), len(whole)
         st.document_chars = sum(len(c.text) for c in whole)
     answer = extractive(match, manifest.by_id, language(state.request.message))
-    return Context(chunks, ctx.turns, text, answer)
+    return Context(chunks, ctx.turns, text, answer, documents=len(whole))
 
 
 def _named_documents(match: CorpusMatch, corpus: Corpus, budget: int) -> list[Chunk]:
@@ -79,31 +96,47 @@ def _named_documents(match: CorpusMatch, corpus: Corpus, budget: int) -> list[Ch
     return whole
 
 
-def messages(state: TurnState, ctx: Context) -> list[dict[str, str]]:
+def prompt(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
+    """The prompt, built to fit the window the slot's call asks for (ADR 0079): what it leaves out goes to the
+    trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks` become the sources it numbers."""
     req, route = state.request, state.route
     assert route is not None
-    conversation = ctx.conversation if route.type is QueryType.CONVERSATIONAL else None
-    return build_messages(
-        route.type, req.message, ctx.chunks, conversation, req.extra_context, req.editor_content, corpus=ctx.corpus
+    qtype = route.type
+    material = Material(
+        qtype,
+        req.message,
+        passages=ctx.chunks[ctx.documents :],
+        documents=ctx.chunks[: ctx.documents],
+        corpus=ctx.corpus,
+        conversation=ctx.conversation if qtype is QueryType.CONVERSATIONAL else [],
+        extra_context=req.extra_context if qtype is QueryType.PLATFORM else None,
+        editor_content=req.editor_content if qtype is QueryType.CODE_GENERATION else None,
     )
+    window = slots.window(route.model_slot, state.deadline)
+    fitted = fit(material, window, token_counter(settings))
+    ctx.chunks = fitted.chunks
+    if fitted.dropped:
+        state.degraded.append(Degraded.CONTEXT_TRIMMED)
+        log.info("answer.context_trimmed", dropped=fitted.dropped, tokens=fitted.tokens, limit=window.limit())
+    return fitted
+
+
+def traced(st: Stage, fitted: Prompt) -> None:
+    """The prompt's size against its budget, on the `generate` stage."""
+    st.prompt = msgspec.convert(fitted.trace(), PromptFit)
 
 
 def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | None, ctx: Context) -> str:
     """The answer text, from the model or — when every slot is down or too slow — without one."""
     route = state.route
     assert route is not None
-    if isinstance(gen, Generation):
-        state.degraded += gen.degraded
-        route.model = gen.model
-        st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
-        if state.request.force_answer:
-            st.forced = True
-        said_not_covered, text = marker.split(gen.text)
-        if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
-            state.uncertain_reason = st.verdict = UncertainReason.MODEL_NOT_COVERED
-        return text
-    state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
     lang = language(state.request.message)
+    if missing := (gen.missing if isinstance(gen, Generation | LLMUnavailable) else []):
+        state.degraded.append(Degraded.MODEL_MISSING)
+        st.missing = missing  # the models a host said it does not have (`ollama pull` them)
+    if isinstance(gen, Generation):
+        return _from_model(state, st, gen, lang)
+    state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
     # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
     st.model, st.answered_by = None, "extractive"
     if route.type is QueryType.PLATFORM:
@@ -118,3 +151,19 @@ def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | 
     st.answered_from = "passages"
     index_down = any(d.without_index for d in state.degraded)
     return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
+
+
+def _from_model(state: TurnState, st: Stage, gen: Generation, lang: str) -> str:
+    assert state.route is not None
+    state.degraded += gen.degraded
+    state.route.model = gen.model
+    st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
+    st.asked = msgspec.convert(gen.request, Asked)
+    if state.request.force_answer:
+        st.forced = True
+    said_not_covered, text = marker.split(gen.text)
+    if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
+        state.uncertain_reason = st.verdict = UncertainReason.MODEL_NOT_COVERED
+    if gen.truncated:  # cut at num_predict: the reader is told, not handed half an answer as whole
+        return f"{text}\n\n{phrase('truncated', lang)}"
+    return text

@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.not_covered import links, nearest_topics, not_covered
-from assist.ask.context import Context, answer_text, messages, with_corpus
+from assist.ask.context import Context, answer_text, prompt, traced, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
@@ -253,10 +253,12 @@ class Engine:
         if state.uncertain_reason:
             return self.recorder.finish(state, self.not_covered(state), [], turn)
         slot = _route(state).model_slot
+        fitted = prompt(state, ctx, self.parts.slots(), self.settings)
         with stage(state.stages, "generate", slot=slot) as st:
+            traced(st, fitted)
             try:
                 gen: Generation | LLMUnavailable = self.parts.slots().chat(
-                    slot, messages(state, ctx), deadline=state.deadline
+                    slot, fitted.messages, deadline=state.deadline
                 )
             except LLMUnavailable as exc:
                 gen = exc

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.llm import Generation, LLMUnavailable, Thought
 from assist.answer.marker import MarkerFilter
 from assist.answer.prefetch import Prefetched
-from assist.ask.context import answer_text, messages
+from assist.ask.context import answer_text, prompt, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
 from assist.logs import get_logger
 from assist.trace import stage
 
 if TYPE_CHECKING:
+    from assist.answer.budget import Prompt
     from assist.ask.context import Context
     from assist.ask.engine import Engine
 
@@ -44,19 +45,28 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         yield "token", {"text": text}
         yield "done", {**msgspec.to_builtins(answer), "usage": {}}
         return
+    slots = engine.parts.slots()
+    fitted = prompt(state, ctx, slots, engine.settings)  # the sources the model will see
     # requested now, read after the route event: the request travels while the route goes out
-    model = Prefetched(engine.parts.slots().stream(route.model_slot, messages(state, ctx), deadline=state.deadline))
+    model = Prefetched(slots.stream(route.model_slot, fitted.messages, deadline=state.deadline))
     # with each source's passage, so a reader (the web chat) can see what the answer is built from
     sources = [
         {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(sources_of(ctx.chunks), ctx.chunks, strict=True)
     ]
     first = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)} | uncertain
-    async for event in _generate(engine, state, ctx, model, ("route", first)):
+    # the model's thinking is shown apart, only when asked for
+    async for event in _generate(engine, state, ctx, model, fitted, slots.thinks(route.model_slot), ("route", first)):
         yield event
 
 
 async def _generate(
-    engine: Engine, state: TurnState, ctx: Context, model: Prefetched, route_event: Event
+    engine: Engine,
+    state: TurnState,
+    ctx: Context,
+    model: Prefetched,
+    fitted: Prompt,
+    thinking: bool,
+    route_event: Event,
 ) -> AsyncGenerator[Event, None]:
     """The route event, the model's tokens as they come, then `done` once the turn is written; a consumer gone at
     any point still gets the turn written (`finally`)."""
@@ -69,11 +79,15 @@ async def _generate(
         turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
         assert state.route is not None
         with stage(state.stages, "generate", slot=state.route.model_slot) as st:
+            traced(st, fitted)
             shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
             try:
                 async for item in model:
                     if isinstance(item, Generation):
                         gen = item
+                    elif isinstance(item, Thought):
+                        if thinking:
+                            yield "thinking", {"text": item.text}
                     elif piece := shown.feed(item):
                         parts.append(piece)
                         yield "token", {"text": piece}
@@ -85,6 +99,8 @@ async def _generate(
             text = answer_text(state, st, gen, ctx)
         if isinstance(gen, LLMUnavailable):
             yield "token", {"text": text}
+        elif len(text) > len(said := "".join(parts)):  # the note of an answer cut at its output limit
+            yield "token", {"text": text[len(said) :]}
         written = True  # from here the turn is written here (or fails loudly), never a second time below
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, ctx.chunks, turn)
         yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
