@@ -180,11 +180,14 @@ class Retrieve(Section, frozen=True, kw_only=True, rename=_prefixed("RETRIEVE_")
 
 class Uncertain(Section, frozen=True, kw_only=True, rename=_prefixed("UNCERTAIN_")):
     """A RETRIEVAL question is out of scope (no model call) when similarity + centrality weight × centrality
-    + coverage weight × coverage is below the threshold (ADR 0055)."""
+    + coverage weight × coverage − absent weight × absent − named weight × named is below the threshold
+    (ADR 0055; the defaults are fitted on three development corpora, each also left out of the fit: ADR 0082)."""
 
-    threshold: float = 0.65
-    centrality_weight: float = 1.0
-    coverage_weight: float = 0.3
+    threshold: float = 0.3645
+    centrality_weight: float = 1.5
+    coverage_weight: float = 0.0
+    absent_weight: float = 0.25
+    named_weight: float = 0.7
 
 
 class Sources(Section, frozen=True, kw_only=True, rename=_prefixed("SOURCES_")):

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist import metrics
+from assist.answer import marker
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.marker import MarkerFilter
 from assist.answer.phrases import language
 from assist.answer.prefetch import Prefetched
 from assist.answer.prompts import build_messages
@@ -234,9 +236,12 @@ class Engine:
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index.language) is None
-        verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
+        weights = Weights.from_settings(self.settings)
+        verdict = judge(translated or query, result, weights, readable, self._retriever().unknown)
         st["verdict"] = verdict.detail()
-        if verdict.uncertain:
+        if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
+            st["verdict"]["forced"] = True
+        elif verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
@@ -361,15 +366,19 @@ class Engine:
             yield "route", route_event | uncertain
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
+                shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
                 try:
                     async for item in model:
                         if isinstance(item, Generation):
                             gen = item
-                        else:
-                            parts.append(item)
-                            yield "token", {"text": item}
+                        elif piece := shown.feed(item):
+                            parts.append(piece)
+                            yield "token", {"text": piece}
                 except LLMUnavailable as exc:
                     gen = exc
+                if rest := shown.close():
+                    parts.append(rest)
+                    yield "token", {"text": rest}
                 text = self._generated(state, st, gen, ctx)
             if isinstance(gen, LLMUnavailable):
                 yield "token", {"text": text}
@@ -397,11 +406,12 @@ class Engine:
         return self._submit(self._store.begin_turn, state.request.session_id, state.owner)
 
     def _not_covered(self, state: TurnState) -> str:
-        from assist.answer.not_covered import not_covered
+        from assist.answer.not_covered import links, not_covered
 
         with stage(state.stages, "generate") as st:
             st.update(model=None, answered_by="not_covered")
-            return not_covered(state.request.message, state.retrieval.suggestions if state.retrieval else [])
+            r = state.retrieval
+            return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
     def _context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
@@ -472,7 +482,13 @@ class Engine:
             state.degraded += gen.degraded
             route.model = gen.model
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
-            return gen.text
+            if state.request.force_answer:
+                st["forced"] = True
+            said_not_covered, text = marker.split(gen.text)
+            if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
+                state.uncertain_reason = marker.MODEL_NOT_COVERED
+                st["verdict"] = marker.MODEL_NOT_COVERED
+            return text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
         lang = language(state.request.message)
         # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)

@@ -148,6 +148,18 @@ def guard_similarities(
     return centroids, loo, (g @ centroids.T).max(axis=1)
 
 
+def least_alike(vectors: np.ndarray, share: float, block: int = 2048) -> np.ndarray:
+    """A mask of the `share` of rows whose nearest other row is least similar (cosine): the rows a held-out
+    estimate should lean on when new rows are further from the training rows than these are from each other."""
+    unit = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    nearest = np.empty(len(unit))
+    for i in range(0, len(unit), block):
+        sims = unit[i : i + block] @ unit.T
+        sims[np.arange(len(sims)), np.arange(i, i + len(sims))] = -1.0  # not itself
+        nearest[i : i + block] = sims.max(axis=1)
+    return nearest <= np.quantile(nearest, share)
+
+
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
     from scipy import sparse
 
@@ -395,8 +407,10 @@ def gate_thresholds(
     cal: Calibrated,
     targets: Targets,
     guard_figures: dict[str, Any],
+    far_share: float | None = None,
 ) -> tuple[float, float, dict[str, Any], dict[str, Any]]:
-    """Both thresholds chosen together by cross-validation over training and guard rows (ADR 0056).
+    """Both thresholds chosen together by cross-validation over training and guard rows (ADR 0056), the margin
+    set on the `far_share` of training rows least like the others when given (ADR 0085).
     Returns (probability threshold, guard threshold, the guard's figures, the gate's figures)."""
     assert cal.probs is not None
     assert cal.guard_logits is not None
@@ -406,7 +420,8 @@ def gate_thresholds(
     prev = [previous_type(e.history_types) for e in guard]
     guard_probs, _ = resolve(softmax(cal.guard_logits / cal.temperature), t.heads, t.classes, prev, t.prior)
     known = Rows(cal.probs.max(axis=1), loo, cal.probs.argmax(axis=1) == truth)
-    threshold, guard_threshold, figures = choose_held(known, Rows(guard_probs.max(axis=1), out), targets)
+    far = least_alike(t.vectors, far_share) if far_share else None
+    threshold, guard_threshold, figures = choose_held(known, Rows(guard_probs.max(axis=1), out), targets, far=far)
     guard_figures = {
         **guard_figures,
         **guard_pass_rates(loo, out, guard_threshold),
@@ -491,10 +506,12 @@ def train(
     sources: list[dict[str, Any]] | None = None,
     guard: list[Example] | None = None,
     targets: Targets | None = None,
+    far_share: float | None = None,
 ) -> tuple[ClassifierModel, dict[str, Any]]:
     """`guard`: out-of-scope messages (their labels are ignored); they only set the novelty guard's threshold.
     `targets` (with `guard`): both thresholds are chosen by cross-validation over the training and guard rows to
-    meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut."""
+    meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut; `far_share`: the margin
+    is set on that share of the training rows least like the others (ADR 0085)."""
     started = time.perf_counter()
     if len(classes := sorted({e.label for e in examples})) < 2:
         raise ValueError(f"training needs at least two labels; got {classes}")
@@ -512,7 +529,7 @@ def train(
     metrics: dict[str, Any] = {"cv": cal.cv, "guard": guard_figures}
     if gated:
         threshold, guard_threshold, metrics["guard"], metrics["gate"] = gate_thresholds(
-            examples, t, guard, guard_vectors, cal, targets, guard_figures
+            examples, t, guard, guard_vectors, cal, targets, guard_figures, far_share
         )
     guard_part = Guard(threshold=guard_threshold, centroids=np.round(centroids, DIGITS).tolist())
     record = training_record(examples, t, guard, sources, c, started)

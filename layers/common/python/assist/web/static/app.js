@@ -133,7 +133,8 @@ async function readEvents(body, onEvent) {
 
 // ---------------------------------------------------------------------------------------- asking
 
-async function ask(message) {
+// `force`: the same question again, answered by the model whatever the evidence said ("ask anyway").
+async function ask(message, force = false) {
   const node = addTurn(message);
   const answer = $(".answer", node);
   const started = performance.now();
@@ -141,7 +142,8 @@ async function ask(message) {
   setBusy(true);
   fresh = false;
   try {
-    const response = await call("POST", "/v1/ask/stream", { session_id: session, message });
+    const body = { session_id: session, message, ...(force ? { force_answer: true } : {}) };
+    const response = await call("POST", "/v1/ask/stream", body);
     if (!response.ok) throw new Error(await problem(response));
     await readEvents(response.body, (name, data) => {
       if (name === "route") {
@@ -381,11 +383,20 @@ function chunkLabel(id) {
 }
 
 // An answer that says the docs do not cover the question carries a visible notice, with why.
+// The evidence's verdict can be overruled: "ask anyway" sends the question again with force_answer; the
+// model's own verdict (model_not_covered) already comes from the model, so it has no such button.
 function showUncertain(node, { uncertain, uncertain_reason: reason }) {
   const badge = $(".uncertain", node);
   badge.hidden = !uncertain;
   badge.title = uncertain ? (reason || "").replaceAll("_", " ") : "";
   if (uncertain) badge.dataset.reason = reason || "";
+  const again = $(".ask-anyway", node);
+  again.hidden = !uncertain || reason === "model_not_covered";
+  again.onclick = () => {
+    if (busy) return;
+    again.hidden = true;
+    ask($(".question", node).textContent, true);
+  };
 }
 
 // `from`: what an answer without a model is made of, when the trace says it (a live answer).
