@@ -227,6 +227,15 @@ class Exchange(msgspec.Struct):
     sources: list[str] = msgspec.field(default_factory=list)
 
 
+class Site(msgspec.Struct, omit_defaults=True):
+    """Where a widget visitor's question comes from (docs/widget.md): the site key, the page it was asked on, and
+    whether the key's daily model budget still covers it (False: answered without a model, `budget`)."""
+
+    key: str
+    page: str | None = None
+    models: bool = True
+
+
 class TurnState(msgspec.Struct):
     """A turn between stages: what Classify hands to Retrieve and Answer (and Step Functions carries).
 
@@ -246,5 +255,6 @@ class TurnState(msgspec.Struct):
     corpus: CorpusMatch | None = None  # a question about the corpus itself
     uncertain_reason: str | None = None  # the retrieve stage's verdict (ADR 0055): None when the docs cover it
     deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
+    site: Site | None = None  # a widget visitor's question: its site key and page, and whether a model may answer
     stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
     degraded: list[str] = msgspec.field(default_factory=list)

@@ -162,6 +162,27 @@ class Settings:
     idempotency_wait_s: float = 25.0  # a retry arriving while the first request runs waits this long for it
     idempotency_lock_s: float = 150.0  # a claim whose request died is free again after this (> every timeout)
 
+    # --- The widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091) -------------
+    widget_table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
+    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
+    widget_token_key: str | None = field(default=None, repr=False)
+    widget_token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
+    widget_token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
+    widget_key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
+    widget_stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
+    widget_forwarded_hops: int = 0  # proxies in front that append to X-Forwarded-For (0: the socket's address)
+    # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
+    widget_visitor_questions: int = 20  # questions per visitor per window
+    widget_visitor_window_s: int = 600
+    widget_key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
+    widget_key_burst: int = 30  # questions a key may get at once above that rate
+    widget_ip_requests: int = 120  # questions and visitor tokens per source address per window
+    widget_ip_window_s: int = 600
+    widget_daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
+    # `assist keys …` against a running engine (the local stack's URL, or the API's with an admin token)
+    assist_url: str = ""
+    assist_token: str | None = field(default=None, repr=False)
+
     # --- Logs ---------------------------------------------------------------------
     log_level: str = "INFO"
     log_format: str = "auto"  # auto | json | console
@@ -265,6 +286,7 @@ class Settings:
             "SESSIONS_TABLE": self.sessions_table,
             "INTENT_HISTORY_TABLE": self.intent_history_table,
             "IDEMPOTENCY_TABLE": self.idempotency_table,
+            "WIDGET_TABLE": self.widget_table,
             "INDEX_URI": self.index_uri,
             "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
             "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,

@@ -16,8 +16,9 @@ from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER
 from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
-from assist.api.identity import caller, token_guard
+from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
+from assist.api.widget import Widget
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
@@ -36,6 +37,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     settings = engine.settings
     answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
     keyed = Idempotency(settings)  # Idempotency-Key on the routes that store a turn
+    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
 
     def run_ask(data: AskRequest, owner: str) -> Any:
         check_ask(data, settings)  # here, not in the first task: a state machine never starts on a request it refuses
@@ -46,16 +48,30 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         owner = caller(request, settings)
         return keyed.once(request, owner, msgspec.to_builtins(data), lambda: run_ask(data, owner))
 
-    @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
+    @post(
+        "/v1/ask/stream",
+        status_code=200,
+        opt={"visitor": True},
+        summary="Answer as Server-Sent Events: route, token…, done (or error)",
+    )
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
         # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
         owner = caller(request, settings)
-        events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data))
+        site = None
+        if VISITOR_SCOPE_KEY in request.scope:  # a widget visitor: its limits before any work (docs/widget.md)
+            check_ask(data, settings)  # bad input costs no question of the visitor's
+            site = await widget.admit(request, data)
+        events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data), site=site)
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
         return ServerSentEvent(_events(await anext(events), events))
 
-    @get("/v1/sessions/{session_id:str}", sync_to_thread=True, summary="A session's turns and intents, for its owner")
+    @get(
+        "/v1/sessions/{session_id:str}",
+        sync_to_thread=True,
+        opt={"visitor": True},
+        summary="A session's turns and intents, for its owner",
+    )
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
@@ -65,8 +81,17 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
 
     extra, lifespan = ways_in(engine, run_ask, keyed)
-    routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
-    return service(routes, settings, lifespan=lifespan)
+    routes = [
+        ask,
+        ask_stream,
+        session,
+        *feedback_routes(engine),
+        *insights_routes(engine),
+        *chat_routes(settings.widget_stream_url),
+        *widget.routes(),
+        *extra,
+    ]
+    return service(routes, settings, lifespan=lifespan, widget=widget)
 
 
 def service(
@@ -74,9 +99,13 @@ def service(
     settings: Settings,
     title: str = "Assistance engine",
     lifespan: list[Callable[..., Any]] | None = None,
+    widget: Widget | None = None,
 ) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
-    the body limits every route shares."""
+    the body limits every route shares; with `widget`, its CORS and its guard of visitor tokens (first)."""
+    guards: list[Any] = [widget.guard] if widget is not None else []
+    if settings.jwt_jwks_url:
+        guards.append(token_guard(settings))  # verified identity (ADR 0050)
 
     @get("/healthz", summary="Liveness and readiness", opt={"public": True})
     async def healthz() -> dict[str, str]:
@@ -90,8 +119,8 @@ def service(
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        middleware=[BodyLimits(settings.max_body_bytes)],
-        guards=[token_guard(settings)] if settings.jwt_jwks_url else [],  # verified identity (ADR 0050)
+        middleware=[*([widget.cors()] if widget is not None else []), BodyLimits(settings.max_body_bytes)],
+        guards=guards,
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
         lifespan=lifespan or [],
         debug=False,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -37,6 +37,7 @@ from assist.contracts import (
     QueryType,
     RetrievalResult,
     Route,
+    Site,
     Source,
     Transcript,
     TranscriptIntent,
@@ -140,12 +141,17 @@ class Engine:
         return fb
 
     # -- the stages ----------------------------------------------------------------
-    def start(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
-        """`deadline` (epoch seconds): the request's, when it was set upstream; else API_DEADLINE_S from now."""
+    def start(
+        self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
+    ) -> TurnState:
+        """`deadline` (epoch seconds): the request's, when it was set upstream; else API_DEADLINE_S from now.
+        `site`: a widget visitor's question (its key and page; no model call at all past the key's budget)."""
         check_ask(req, self.settings)
         now = time.time()
         deadline = deadline if deadline is not None else now + self.settings.api_deadline_s
-        return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline)
+        return TurnState(
+            request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline, site=site
+        )
 
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
@@ -161,7 +167,9 @@ class Engine:
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            state.route = self._cascade.classify(req.message, state.history, declared=req.query_type)
+            state.route = self._cascade.classify(
+                req.message, state.history, declared=req.query_type, llm=not _over_budget(state)
+            )
             st.update(type=state.route.type.value, layer=state.route.layer, confidence=state.route.confidence)
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = [Exchange(i["message"], i["answer"], list(i.get("sources", []))) for i in recent]
@@ -171,7 +179,9 @@ class Engine:
             state.route.retrieval_query = req.message
             if leans_on_history(req.message, state.history):
                 with stage(state.stages, "rewrite") as st:
-                    rewritten = llm_rewrite(self._slots, req.message, state.history, self._light_deadline(state))
+                    rewritten = None
+                    if not _over_budget(state):
+                        rewritten = llm_rewrite(self._slots, req.message, state.history, self._light_deadline(state))
                     st["by"] = "llm" if rewritten else "history"
                     state.route.retrieval_query = rewritten or deterministic_rewrite(req.message, state.history)
                     st["query"] = state.route.retrieval_query
@@ -186,7 +196,7 @@ class Engine:
     def _translate(self, state: TurnState, query: str) -> str | None:
         """A question in another language than the index gets a translation to search by (only with a
         configured LLM)."""
-        if not self.settings.ollama_host_explicit:
+        if not self.settings.ollama_host_explicit or _over_budget(state):
             return None
         lang = foreign(query, self.settings.index_language)
         if lang is None:
@@ -288,9 +298,11 @@ class Engine:
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
 
-    def prepare(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
+    def prepare(
+        self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
+    ) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
-        state = self.classify(self.start(req, owner, deadline), take_turn=False)
+        state = self.classify(self.start(req, owner, deadline, site), take_turn=False)
         if self._route(state).type.needs_retrieval:
             state = self.retrieve(state)
         elif self._route(state).type is QueryType.CONVERSATIONAL:
@@ -316,6 +328,8 @@ class Engine:
         slot = self._route(state).model_slot
         with stage(state.stages, "generate", slot=slot) as st:
             try:
+                if _over_budget(state):
+                    raise _budget_spent()
                 gen: Generation | LLMUnavailable = self._slots.chat(
                     slot, self._messages(state, ctx), deadline=state.deadline
                 )
@@ -350,7 +364,12 @@ class Engine:
             yield "done", {**msgspec.to_builtins(answer), "usage": {}}
             return
         # requested now, read after the route event: the request travels while the route goes out
-        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx), deadline=state.deadline))
+        calls = (
+            _no_model()
+            if _over_budget(state)
+            else self._slots.stream(route.model_slot, self._messages(state, ctx), deadline=state.deadline)
+        )
+        model = Prefetched(calls)
         turn: Future[int] | None = None
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
@@ -475,8 +494,9 @@ class Engine:
             return gen.text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
         lang = language(state.request.message)
-        # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
-        st.update(model=None, answered_by="extractive")
+        # `answered_from` says what the answer quotes and `lang` in which language, so a client can say so in the
+        # answer's own words (the web chat's and the widget's notice)
+        st.update(model=None, answered_by="extractive", lang=lang)
         if route.type is QueryType.PLATFORM:
             st.update(answered_from="account_data")
             return platform_facts(state.request.extra_context, lang)
@@ -517,6 +537,8 @@ class Engine:
                 history=state.history,
                 retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
                 uncertain=state.uncertain_reason,
+                site_key=state.site.key if state.site else None,
+                page=state.site.page if state.site else None,
             )
             st.update(turn=state.turn, written=self._store.append_turn(turn))
         r = state.retrieval
@@ -564,6 +586,21 @@ class Engine:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _over_budget(state: TurnState) -> bool:
+    """A widget site key's daily model budget is spent: the turn calls no model at all (ADR 0090)."""
+    return state.site is not None and not state.site.models
+
+
+def _budget_spent() -> LLMUnavailable:
+    return LLMUnavailable("the site key's daily model budget is spent", reason="budget")
+
+
+async def _no_model() -> AsyncIterator[Any]:
+    """The model stream of a turn past its budget: it ends before any call, as an unavailable model's does."""
+    raise _budget_spent()
+    yield  # makes this an async generator
 
 
 def _sources(chunks: list[Chunk]) -> list[Source]:

@@ -21,6 +21,7 @@ TABLES = {
     "SessionsTable": "sessions_table",
     "IntentHistoryTable": "intent_history_table",
     "IdempotencyTable": "idempotency_table",
+    "WidgetTable": "widget_table",
 }
 BUCKET = "DataBucket"
 _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")

@@ -12,6 +12,7 @@ from assist.logs import get_logger
 
 if TYPE_CHECKING:
     from assist.memory.store import Store
+    from assist.memory.widget_store import WidgetStore
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -32,3 +33,19 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
 
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
     return DynamoDBStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+
+
+def open_widget_store(settings: Settings, dynamodb: Any = None) -> WidgetStore:
+    """The widget's table (site keys, counters) in the same backend as the sessions: WIDGET_TABLE on DynamoDB,
+    or a table of the embedded store's file."""
+    if settings.session_backend == "file":
+        from assist.memory.widget_sqlite import SQLiteWidgetStore
+
+        return SQLiteWidgetStore(settings.session_store_file)
+    from assist.memory.widget_dynamodb import DynamoDBWidgetStore
+
+    if dynamodb is None:
+        from assist.aws.clients import client
+
+        dynamodb = client("dynamodb", settings)
+    return DynamoDBWidgetStore(dynamodb, settings.widget_table)

@@ -114,6 +114,8 @@ class Turn:
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
     retrieval_confidence: str | None = None  # None: the turn did not search the docs
     uncertain: str | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
+    page: str | None = None  # and the page of the site it was asked on
 
 
 @dataclass
@@ -300,6 +302,9 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "retrieval_confidence": turn.retrieval_confidence,
         "uncertain": turn.uncertain,
         "degraded": turn.degraded,
+        # and where a widget's visitors asked from (None otherwise: not written to DynamoDB)
+        "site_key": turn.site_key,
+        "page": turn.page,
         # the export index: "entries of day D after key K" is one Query, never a scan
         EXPORT_DAY: now[:10],
         EXPORT_KEY: export_key(now, turn.session_id, turn.number),
