@@ -18,13 +18,13 @@ from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
 from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
-from assist.api.widget import Widget
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
 
 if TYPE_CHECKING:
+    from assist.api.widget import Widget
     from assist.ask.engine import Engine
     from assist.settings import Settings
 
@@ -37,6 +37,8 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     settings = engine.settings
     answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
     keyed = Idempotency(settings)  # Idempotency-Key on the routes that store a turn
+    from assist.api.widget import Widget  # the answer app only: classify and retrieve never load the widget's rules
+
     widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
 
     def run_ask(data: AskRequest, owner: str) -> Any:

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from litestar import Request, post
 
-from assist.api.identity import caller
+from assist.api.identity import VISITOR_SCOPE_KEY, caller
 from assist.contracts import SESSION_ID_PATTERN, Feedback, FeedbackRequest, InvalidRequest
-from assist.widget.tokens import OWNER_PREFIX as VISITOR_PREFIX
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -30,7 +29,7 @@ def feedback_routes(engine: Engine) -> list[Any]:
         if not re.fullmatch(r"[1-9][0-9]{0,8}", turn):
             raise InvalidRequest(f"turn {turn[:20]!r} is not a turn number: turns count from 1 (an answer's `turn`)")
         owner = caller(request, engine.settings)
-        if data.type is not None and owner.startswith(VISITOR_PREFIX):  # anonymous labels would train the router
+        if data.type is not None and VISITOR_SCOPE_KEY in request.scope:  # anonymous labels would train the router
             raise InvalidRequest("a visitor rates an answer up or down; the type it should have had is for users")
         return engine.feedback(session_id, owner, int(turn), data)
 

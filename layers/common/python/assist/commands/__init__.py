@@ -15,4 +15,5 @@ MODULES = [
     "bench",
     "sources",
     "deploy",
+    "keys",
 ]
