@@ -44,7 +44,7 @@ def create(store: WidgetStore, request: NewKey) -> SiteKey:
         raise InvalidRequest("name is longer than 100 characters")
     for field in msgspec.structs.fields(Limits):
         value = getattr(request.limits, field.name)
-        if value is not None and (value < 0 or value > 10**9 or (field.name.endswith("_s") and value < 1)):
+        if value is not None and (value < 0 or value > 10**9 or (field.name.endswith("window_s") and value < 1)):
             raise InvalidRequest(f"limits.{field.name} is {value}: use 0 to 10^9 (a window at least 1 s)")
     key = SiteKey(
         key="pk_" + secrets.token_urlsafe(18),
