@@ -108,6 +108,8 @@ def test_a_visitor_asks_and_reads_only_its_own_sessions(base):
     assert answered.headers["access-control-allow-origin"] == SITE
     done = events(answered)["done"]
     assert done["sources"]
+    insights = httpx.get(base + "/insights?days=1", timeout=60).text  # the developer is the admin locally
+    assert f"<b>{key}</b>: asked from</p><ul class=pages><li>{SITE}/guide/storage.html · 1</li>" in insights
     mine = httpx.get(f"{base}/v1/sessions/{a['visitor']}.chat?key={key}", headers=as_visitor(a))
     assert mine.status_code == 200
     assert [t["message"] for t in mine.json()["turns"]] == [QUESTION]

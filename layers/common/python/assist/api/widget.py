@@ -230,13 +230,14 @@ async def _reply(send: Send, status: int, headers: list[tuple[bytes, bytes]], bo
 
 
 def _page(page: str | None, origin: str) -> str | None:
-    """The page a question was asked from, kept only when it is an address on the visitor's own site."""
+    """The page a question was asked from, kept only when it is an address on the visitor's own site, and only
+    its path: a query string may carry what a visitor typed elsewhere (a search, an e-mail address)."""
     if not page or len(page) > MAX_PAGE_CHARS:
         return None
     parts = urlsplit(page)
     if f"{parts.scheme}://{parts.netloc}".lower() != origin.lower():
         return None
-    return parts._replace(fragment="").geturl()
+    return f"{origin}{parts.path or '/'}"
 
 
 def _clock() -> float:
