@@ -27,13 +27,14 @@ browser:
 	    || echo "== chromium could not be installed: the browser test will be skipped"; \
 	else echo "== no root or no apt-get: chromium not installed; the browser test will be skipped"; fi
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml tooling/pyproject.toml constraints.txt
 	@echo "== creating $(VENV) and installing (first run: a few minutes)"
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch 2.13.0 CPU lies on this machine's disk; it is only used once, to export the model to ONNX.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	# the runtime with the tests' extra, and beside it the tooling (tooling/: the local stack, benchmarks, rehearsal)
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]' -e ./tooling
 	touch $(STAMP)
 
 $(MODEL): $(STAMP)

@@ -17,10 +17,10 @@ import pytest
 
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
-from assist.local.stack import LOCAL_CREDENTIALS, MotoServer
 from assist.logs import configure
 from assist.settings import Settings
-from tests.support.ollama_server import OllamaTestServer
+from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

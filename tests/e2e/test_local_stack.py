@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assist.local.stack import free_port
+from assist_dev.local.stack import free_port
 from tests.conftest import DOCS, MODEL_DIR
 
 pytestmark = pytest.mark.integration

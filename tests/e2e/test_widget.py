@@ -13,11 +13,11 @@ import subprocess
 
 import pytest
 
+from assist_dev.doubles.ollama_server import OllamaTestServer
 from tests.e2e.test_local_stack import ASSIST, stop
 from tests.e2e.test_local_stack import start as start_stack
 from tests.e2e.test_web_chat import CHROMIUM, CHROMIUM_ARGS, NARROW, WIDE, refresh_docs_images
 from tests.support.docs_site import DocsSite
-from tests.support.ollama_server import OllamaTestServer
 
 pytestmark = pytest.mark.integration
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from assist.bench.figures import render
-from assist.commands.bench import cold_start_table, statemachine_table
+from assist_dev.bench.figures import render
+from assist_dev.commands.bench import cold_start_table, statemachine_table
 from tests.conftest import MODEL_DIR
 
 pytestmark = pytest.mark.integration

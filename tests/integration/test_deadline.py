@@ -13,11 +13,11 @@ import pytest
 
 from assist.api.app import create_app
 from assist.aws.clients import client
-from assist.deploy.template import Stack, expand
-from assist.local.statemachine import ServerlessStack
 from assist.serverless.definition import ASL
+from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.statemachine import ServerlessStack
+from assist_dev.rehearsal.template import Stack, expand
 from tests.support.http import serve
-from tests.support.ollama_server import OllamaTestServer
 
 pytestmark = pytest.mark.integration
 GATEWAY_S = 30

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from assist.deploy.iam import allowed
-from assist.deploy.rehearse import FLOWS, drop_actions
 from assist.serverless.definition import ROOT
+from assist_dev.rehearsal.iam import allowed
+from assist_dev.rehearsal.rehearse import FLOWS, drop_actions
 
 pytestmark = pytest.mark.integration
 DOCS = ROOT / "docs"

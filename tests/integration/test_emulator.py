@@ -1,4 +1,4 @@
-"""The local DynamoDB emulator's fixes (`assist.local.emulator`) keep DynamoDB's semantics: a cancelled
+"""The local DynamoDB emulator's fixes (`assist_dev.local.emulator`) keep DynamoDB's semantics: a cancelled
 transaction changes nothing, a Query reads one partition, and routing computed once still sends each
 service's requests to its own backend."""
 

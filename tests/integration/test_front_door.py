@@ -11,10 +11,10 @@ from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.contracts import AskRequest
-from assist.deploy.template import Stack, expand
 from assist.settings import Settings
+from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
+from assist_dev.rehearsal.template import Stack, expand
 from tests.support.http import serve
-from tests.support.jwks import AUDIENCE, ISSUER, IdentityProvider
 
 pytestmark = pytest.mark.integration
 PARAMETERS = {"OllamaHost": "https://ollama.internal", "JwtIssuer": "https://i", "JwtAudience": "a"}

@@ -20,10 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assist.deploy.runtime import LambdaRuntimeAPI
-from assist.local.stack import free_port
 from assist.serverless.definition import ROOT
 from assist.serverless.lambda_entry import LambdaFunction
+from assist_dev.local.stack import free_port
+from assist_dev.rehearsal.runtime import LambdaRuntimeAPI
 
 pytestmark = pytest.mark.integration
 ENTRY = ROOT / "infra" / "entry.sh"

@@ -7,7 +7,7 @@ import pytest
 from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.bench.load import _audit, run
+from assist_dev.bench.load import _audit, run
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration

@@ -158,9 +158,9 @@ def test_the_file_store_keeps_its_guarantees_across_processes(tmp_path: Path):
 
 
 def test_the_sessions_bench_times_both_stores_side_by_side(base_settings):
-    from assist.bench.figures import render
-    from assist.bench.sessions import run
-    from assist.commands.bench import sessions_table
+    from assist_dev.bench.figures import render
+    from assist_dev.bench.sessions import run
+    from assist_dev.commands.bench import sessions_table
 
     result = run(base_settings, turns=3)
     for store in ("file", "dynamodb"):

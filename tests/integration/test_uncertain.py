@@ -14,8 +14,8 @@ from mcp import Client
 
 from assist.aws.clients import client
 from assist.settings import Settings
+from assist_dev.doubles.ollama_server import OllamaTestServer
 from tests.integration.conftest import answered, served
-from tests.support.ollama_server import OllamaTestServer
 
 pytestmark = pytest.mark.integration
 MAIN, LIGHT = "main-model:1b", "light-model:0.5b"

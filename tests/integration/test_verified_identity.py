@@ -14,9 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from assist.settings import Settings, SettingsError
+from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider, rsa_key
 from tests.integration.conftest import ask as post_ask
 from tests.integration.conftest import served
-from tests.support.jwks import AUDIENCE, ISSUER, IdentityProvider, rsa_key
 
 pytestmark = pytest.mark.integration
 QUESTION = "Where is the index stored?"
@@ -173,7 +173,7 @@ def test_settings_need_all_three_or_none():
 def test_the_local_stack_keeps_the_jwt_settings():
     """`assist local up` starts from Settings.from_env: with JWT_* set, its app verifies tokens (as above,
     local mode and all) instead of trusting X-Assist-User."""
-    from assist.local.stack import local_settings
+    from assist_dev.local.stack import local_settings
 
     env = {"JWT_JWKS_URL": "http://127.0.0.1:1/jwks.json", "JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE}
     s = local_settings(Settings.from_env(env), "http://127.0.0.1:2", None)

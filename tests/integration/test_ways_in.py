@@ -17,9 +17,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from assist.api.app import create_app
-from assist.local.statemachine import ServerlessStack
+from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
-from tests.support.ollama_server import OllamaTestServer
 
 pytestmark = pytest.mark.integration
 MAIN, LIGHT = "main-model:1b", "light-model:0.5b"

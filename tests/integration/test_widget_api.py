@@ -12,8 +12,8 @@ import jwt
 import pytest
 
 from assist.settings import Settings
+from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from tests.integration.conftest import served
-from tests.support.jwks import AUDIENCE, ISSUER, IdentityProvider
 
 pytestmark = pytest.mark.integration
 SITE = "https://docs.example.com"

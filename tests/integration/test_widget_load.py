@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from assist.bench import widget
+from assist_dev.bench import widget
 
 pytestmark = pytest.mark.integration
 

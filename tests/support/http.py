@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from assist.local.stack import free_port
+from assist_dev.local.stack import free_port
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assist.bench.cost import MODEL_S, PRICES, cost, memory_sizes
+from assist_dev.bench.cost import MODEL_S, PRICES, cost, memory_sizes
 
 MEMORY = {"ClassifyFunction": 1024, "RetrieveFunction": 2048, "AnswerFunction": 1024, "AskFunction": 512}
 

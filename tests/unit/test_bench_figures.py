@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assist.bench.figures import Table, ratio, render
+from assist_dev.bench.figures import Table, ratio, render
 
 
 def test_render_aligns_labels_left_and_figures_right_and_appends_notes():

@@ -13,7 +13,7 @@ import httpx
 import ollama
 import pytest
 
-from tests.support.ollama_server import OllamaTestServer
+from assist_dev.doubles.ollama_server import OllamaTestServer
 
 SMALL = "qwen3:0.6b"
 LARGE = "qwen3:1.7b"

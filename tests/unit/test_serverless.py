@@ -129,7 +129,7 @@ def test_api_gateway_events_and_task_payloads_are_told_apart():
 
 
 def test_invoke_paths_name_the_function():
-    from assist.local.lambda_endpoint import function_name
+    from assist_dev.local.lambda_endpoint import function_name
 
     arn = local_arn("retrieve").replace(":", "%3A")
     assert function_name(f"/2015-03-31/functions/{arn}/invocations") == "assist-retrieve"
@@ -163,7 +163,7 @@ def test_throttling_and_connection_failures_are_transient_bad_input_is_not():
 
 
 def test_bench_commands_join_an_existing_bench_group_or_create_one():
-    from assist.commands.bench import register
+    from assist_dev.commands.bench import register
 
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command")

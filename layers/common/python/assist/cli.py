@@ -1,12 +1,14 @@
-"""The `assist` command: collects the subcommands of `assist.commands` and runs one."""
+"""The `assist` command: collects the subcommands of `assist.commands`, and those other installed
+distributions register under the `assist.commands` entry points (the development tooling), and runs one."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from importlib.metadata import entry_points
 
-from assist.commands import MODULES
+from assist.commands import ENTRY_POINTS, MODULES
 
 
 def parser() -> argparse.ArgumentParser:
@@ -14,6 +16,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for name in MODULES:
         importlib.import_module(f"assist.commands.{name}").register(sub)
+    for plugin in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        plugin.load().register(sub)
     return p
 
 

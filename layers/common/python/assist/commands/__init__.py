@@ -1,10 +1,11 @@
 """`assist` subcommands, one module per area. Each module's `register(sub)` adds its parsers (its
-`assist eval …` ones through `common.group`; every `assist bench …` is in bench.py); heavy imports happen inside the
-command functions, so `assist --help` stays instant."""
+`assist eval …` ones through `common.group`); heavy imports happen inside the command functions, so
+`assist --help` stays instant. The development tooling (`assist_dev`: `assist bench …`, `assist deploy
+rehearse`, `assist local …`, `assist eval sources`) adds its own through the `assist.commands` entry points
+when it is installed (ADR 0070): this package never imports it."""
 
 MODULES = [
     "index",
-    "local",
     "model",
     "classify",
     "retrieval",
@@ -12,8 +13,7 @@ MODULES = [
     "export",
     "insights",
     "mcp",
-    "bench",
-    "sources",
-    "deploy",
     "keys",
 ]
+#: the entry-point group an installed distribution registers more subcommand modules under
+ENTRY_POINTS = "assist.commands"

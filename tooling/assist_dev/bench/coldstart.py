@@ -1,0 +1,118 @@
+"""Cold start of each function, measured in fresh processes (`assist bench cold-start`).
+
+The child (`python -m assist_dev.bench.coldstart`, its job on stdin) times what a Lambda
+cold start pays after the interpreter is up: `import functions.<name>.app`, then the first
+handler call on a representative Step Functions payload. The parent starts a moto server and
+indexes the docs first, so each first call does its real work: DynamoDB calls, opening the
+LanceDB index, loading the embedder, trying the (absent) Ollama host.
+
+This module imports only the standard library at the top: the child must not pay for it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
+
+BUDGETS_S = {"classify": 1.0, "retrieve": 3.0, "answer": 1.0, "export": 2.0}
+CARRIES_MODEL = ("classify", "retrieve", "answer")  # the ONNX embedder is baked into these images
+SCHEDULED_EVENT = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+
+
+def child() -> None:
+    job = json.loads(sys.stdin.read())
+    t0 = time.perf_counter()
+    module = importlib.import_module(f"functions.{job['function']}.app")
+    t1 = time.perf_counter()
+    result = module.handler(job["event"], None)
+    t2 = time.perf_counter()
+    sys.stdout.write(json.dumps({"import_s": t1 - t0, "first_call_s": t2 - t1, "keys": sorted(result)}) + "\n")
+
+
+def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    from assist.errors import AssistError
+
+    argv = [sys.executable, "-m", "assist_dev.bench.coldstart"] if job else [sys.executable, "-c", "pass"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        argv, input=json.dumps(job or {}), capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        name = job["function"] if job else "interpreter"
+        raise AssistError(f"cold-start run of {name} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1]) if job else {"wall_s": wall}
+
+
+def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
+    """Per function, `runs` payloads as the state machine would pass them (fresh sessions: no shared turns)."""
+    from assist.serverless.lambda_entry import LambdaFunction
+
+    classify, retrieve = LambdaFunction("classify", settings), LambdaFunction("retrieve", settings)
+    question = "How does the engine decide that a message is about billing?"
+    asks = [{"session_id": f"coldstart-{uuid.uuid4().hex[:12]}", "message": question} for _ in range(3 * runs)]
+    retrieve_in = [classify.task(a) for a in asks[runs : 2 * runs]]
+    answer_in = [retrieve.task(classify.task(a)) for a in asks[2 * runs :]]
+    return {
+        "classify": asks[:runs],
+        "retrieve": retrieve_in,
+        "answer": answer_in,
+        "export": [SCHEDULED_EVENT] * runs,
+    }
+
+
+def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
+    """Median over `runs` fresh processes per function, against the budgets (import + first call)."""
+    import assist
+    from assist.serverless.definition import ROOT
+    from assist.serverless.footprint import dir_size_mb, extra_size_mb
+    from assist_dev.bench.harness import local_parts
+
+    library = Path(assist.__file__).resolve().parents[1]
+    # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
+    with local_parts(settings, docs=docs) as parts:
+        s = parts.with_(ollama_host="http://127.0.0.1:9")
+        env = {
+            **s.env_lines(),
+            "OLLAMA_HOST": s.ollama_host,
+            "LOG_FORMAT": "json",
+            "LOG_LEVEL": s.log_level,
+            "PYTHONPATH": f"{ROOT}:{library}",
+        }
+        events = _events(s, runs)
+        interpreter = statistics.median(_run(None, env, ROOT)["wall_s"] for _ in range(runs))
+        out: dict[str, Any] = {}
+        for name, budget in BUDGETS_S.items():
+            samples = [_run({"function": name, "event": e}, env, ROOT) for e in events[name]]
+            imports = [x["import_s"] for x in samples]
+            firsts = [x["first_call_s"] for x in samples]
+            total = statistics.median(i + f for i, f in zip(imports, firsts, strict=True))
+            size, missing = extra_size_mb([name, "lambda"])
+            out[name] = {
+                "import_s": round(statistics.median(imports), 3),
+                "first_call_s": round(statistics.median(firsts), 3),
+                "total_s": round(total, 3),
+                "budget_s": budget,
+                "ratio": round(total / budget, 2),
+                "within_budget": total <= budget,
+                "installed_mb": size,
+                "model_mb": dir_size_mb(Path(s.embed_model_dir)) if name in CARRIES_MODEL else 0.0,
+                "not_installed_here": missing,
+                "runs": runs,
+            }
+        out["interpreter_s"] = round(interpreter, 3)
+        return out
+
+
+if __name__ == "__main__":
+    child()

@@ -1,0 +1,213 @@
+"""`assist bench retrieval`: search latency of fts, vector, LanceDB's rrf and our adaptive search on a
+generated corpus of N chunks, on a local directory and on the emulated S3, with the index build time.
+
+The corpus is generated, not embedded: 100k chunks through MiniLM would take over an hour on two
+cores, and the figure asked for excludes the query embedding anyway (measured separately, with the
+real model, and printed as `query_embedding`). Texts draw words from our docs' vocabulary with a
+Zipf-like skew, so BM25 sees realistic term statistics; vectors are noisy copies of topic
+centroids, so an IVF index has clusters to find. Each query is words (sometimes a quoted phrase)
+from one chunk, with that chunk's vector plus noise.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assist.index.store import FTS_COLUMN, connect, refresh_indexes, schema
+from assist.retrieve.analysis import words
+from assist.retrieve.search import Retriever, SearchOptions
+from assist.settings import Settings
+from assist.stats import percentile
+
+DIM = 384
+TOPICS = 256
+WORDS_PER_CHUNK = 110
+STRATEGIES = ("fts", "vector", "rrf", "adaptive")
+
+
+@dataclass(frozen=True)
+class Space:
+    """Stands for the embedder in the table's metadata: these vectors come from no model."""
+
+    id: str = "bench:random"
+    dim: int = DIM
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    vector: np.ndarray
+
+
+def vocabulary(docs: Path) -> list[str]:
+    found = sorted({w.lower() for p in docs.rglob("*.md") for w in re.findall(r"[A-Za-z]{3,}", p.read_text())})
+    return found or [f"term{i}" for i in range(2000)]
+
+
+def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]], list[Query]]:
+    rng = np.random.default_rng(seed)
+    centroids = _unit(rng.normal(size=(TOPICS, DIM)).astype(np.float32))
+    # each topic prefers its own slice of the vocabulary; ranks follow a Zipf-like law
+    weights = 1.0 / np.arange(1, len(vocab) + 1) ** 1.05
+    weights /= weights.sum()
+    shifts = rng.integers(0, len(vocab), size=TOPICS)
+    rows: list[dict[str, Any]] = []
+    topics = rng.integers(0, TOPICS, size=n)
+    vectors = _unit(centroids[topics] + 0.35 * rng.normal(size=(n, DIM)).astype(np.float32))
+    picks = (rng.choice(len(vocab), size=(n, WORDS_PER_CHUNK), p=weights) + shifts[topics][:, None]) % len(vocab)
+    for i in range(n):
+        text = " ".join(vocab[j] for j in picks[i])
+        rows.append(
+            {
+                "id": f"c{i}:0",
+                "doc_id": f"c{i}",
+                "title": f"Chunk {i}",
+                "heading": "",
+                "source": "generated",
+                "ordinal": 0,
+                "doc_hash": "",
+                "text": text,
+                "url": "",
+                FTS_COLUMN: text,
+                "vector": vectors[i],
+            }
+        )
+    queries = []
+    for q in range(200):
+        row = rows[int(rng.integers(0, n))]
+        ws = row["text"].split()
+        start = int(rng.integers(0, len(ws) - 4))
+        text = " ".join(ws[start : start + int(rng.integers(2, 5))])
+        text = f'"{text}"' if q % 5 == 0 else f"how does {text} work"  # a fifth are exact quotes
+        qv = _unit(row["vector"] + 0.2 * rng.normal(size=DIM).astype(np.float32))
+        queries.append(Query(text, qv))
+    return rows, queries
+
+
+def build(settings: Settings, rows: list[dict[str, Any]]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    db = connect(settings.index_uri, settings.storage_options())
+    if settings.index_table in db.table_names():
+        db.drop_table(settings.index_table)
+    # one write, one fragment: the figures are of search, not of a table waiting for compaction
+    table = db.create_table(settings.index_table, data=rows, schema=schema(Space()))
+    refresh_indexes(table, settings)
+    return table, time.perf_counter() - start
+
+
+def runners(table: Any, options: SearchOptions, k: int) -> dict[str, Callable[[Query], Any]]:
+    from lancedb.query import MatchQuery
+
+    retriever = Retriever(table, Space(), options)  # type: ignore[arg-type]  # vectors are passed in
+
+    def text(q: Query) -> str:
+        return " ".join(words(q.text))
+
+    return {
+        "fts": lambda q: table.search(MatchQuery(text(q), FTS_COLUMN), query_type="fts").limit(k).to_list(),
+        "vector": lambda q: table.search(q.vector).limit(k).to_list(),
+        "rrf": lambda q: (
+            table.search(query_type="hybrid", fts_columns=FTS_COLUMN).vector(q.vector).text(text(q)).limit(k).to_list()
+        ),
+        "adaptive": lambda q: retriever.search(q.text, k=k, vector=q.vector),
+    }
+
+
+def timings(table: Any, queries: list[Query], options: SearchOptions, k: int = 10) -> dict[str, dict[str, float]]:
+    runs = runners(table, options, k)
+    for run in runs.values():
+        for q in queries[:5]:  # warm: open files, load index pages
+            run(q)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for i, q in enumerate(queries):  # interleaved, in turning order: the machine's swings fall on all alike
+        names = list(runs)[i % len(runs) :] + list(runs)[: i % len(runs)]
+        for name in names:
+            start = time.perf_counter()
+            runs[name](q)
+            times[name].append((time.perf_counter() - start) * 1000)
+    out = {name: {"p50_ms": percentile(t, 50), "p95_ms": percentile(t, 95)} for name, t in times.items()}
+    out["adaptive"]["ratio_to_rrf"] = round(out["adaptive"]["p50_ms"] / max(out["rrf"]["p50_ms"], 1e-9), 2)
+    return out
+
+
+def query_embedding(settings: Settings, queries: list[Query]) -> dict[str, float]:
+    """The real model on these queries' texts: what a search adds when the caller has no vector yet."""
+    from assist.embed import build_embedder
+
+    embedder = build_embedder(settings)
+    embedder.embed([queries[0].text])
+    times = []
+    for q in queries[:100]:
+        start = time.perf_counter()
+        embedder.embed([q.text])
+        times.append((time.perf_counter() - start) * 1000)
+    return {"p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95)}
+
+
+def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -> dict[str, Any]:
+    """Local: build and search. S3: the same index, published to the emulated S3 and searched there.
+
+    The S3 copy is built locally and uploaded — how a batch job publishes an index — because
+    building IVF_PQ through moto re-reads whole objects on every range request (hours at 100k
+    rows), which says nothing about S3. Its `build_s` is the local build plus the upload. For the
+    same reason S3 searches are slow at any size here; fewer of them are timed on a large index.
+    """
+    s3_queries = s3_queries or (50 if n <= 20_000 else 20)
+    from assist.aws.clients import client
+    from assist_dev.local.stack import MotoServer, local_settings
+
+    progress(f"generating {n:,} chunks")
+    rows, queries = corpus(n, vocabulary(docs))
+    options = SearchOptions.from_settings(settings)
+    result: dict[str, Any] = {"rows": n}
+    moto = MotoServer().start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
+            local = settings.with_(index_uri=str(Path(tmp) / "index"), index_table="bench")
+            progress("local: building the index")
+            table, build_s = build(local, rows)
+            progress(f"local: built in {build_s:.1f} s; timing {len(queries)} searches per strategy")
+            result["local"] = {"build_s": round(build_s, 2), **timings(table, queries, options)}
+            s3_settings = local_settings(settings, moto.url, "s3://assist-data/bench-index").with_(index_table="bench")
+            s3 = client("s3", s3_settings)
+            s3.create_bucket(Bucket="assist-data")
+            progress("s3: uploading the index to the emulated S3")
+            start = time.perf_counter()
+            upload(Path(local.index_uri), s3, "assist-data", "bench-index")
+            upload_s = time.perf_counter() - start
+        progress(f"s3: timing {s3_queries} searches per strategy")
+        s3_table = connect(s3_settings.index_uri, s3_settings.storage_options()).open_table("bench")
+        result["s3"] = {
+            "build_s": round(build_s + upload_s, 2),
+            "upload_s": round(upload_s, 2),
+            **timings(s3_table, queries[:s3_queries], options),
+        }
+    finally:
+        moto.stop()
+    result["query_embedding"] = query_embedding(settings, queries)
+    result["vector_index"] = "IVF_PQ" if n >= settings.index_vector_index_rows else "none (exhaustive)"
+    result["budget"] = {"adaptive_p50_ms": 30.0, "adaptive_ratio_to_rrf": 1.2}
+    return result
+
+
+def progress(message: str) -> None:
+    sys.stderr.write(f"bench retrieval: {message}\n")
+    sys.stderr.flush()
+
+
+def upload(root: Path, s3: Any, bucket: str, prefix: str) -> None:
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        s3.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(root).as_posix()}")
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    return m / np.linalg.norm(m, axis=-1, keepdims=True)
