@@ -643,6 +643,8 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
             aws_region=REGION,
             sessions_table=stack.ref("SessionsTable"),
             intent_history_table=stack.ref("IntentHistoryTable"),
+            idempotency_table=stack.ref("IdempotencyTable"),
+            widget_table=stack.ref("WidgetTable"),
             bucket=stack.ref("DataBucket"),
             index_uri=f"s3://{stack.ref('DataBucket')}/{prefix}",
             ollama_host="http://127.0.0.1:9",

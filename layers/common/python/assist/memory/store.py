@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from assist.contracts import IntentEntry, QueryType
 from assist.errors import AssistError, Unavailable
@@ -30,9 +30,13 @@ from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, ex
 log = get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S", bound="Store")
+S = TypeVar("S", bound="Failing")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
+
+
+class Failing(Protocol):
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None: ...
 
 
 class SessionNotFound(AssistError, LookupError):
@@ -81,7 +85,8 @@ BUSY = "another export is running (the watermark moved or holds a pending range)
 
 def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
     """A backend's own failures as StoreUnavailable (what the backend's `failure` makes of them); our
-    outcomes (not found, conflicts, a busy export) pass unchanged."""
+    outcomes (not found, conflicts, a busy export) pass unchanged. Any store with a `failure` method (the
+    widget's too) may use it."""
 
     @functools.wraps(method)
     def wrapper(store: S, /, *args: P.args, **kwargs: P.kwargs) -> R:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from assist.memory.dynamodb import advice
+from assist.memory.store import guarded
 from assist.memory.widget_store import (
     KEYS_PARTITION,
     SECRETS_PARTITION,
@@ -40,8 +42,15 @@ class DynamoDBWidgetStore(WidgetStore):
     def __init__(self, client: DynamoDBClient, table: str) -> None:
         self._db = client
         self.table = table
+        self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
+
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        return advice(exc, self.endpoint, self.table) if isinstance(exc, ClientError | BotoCoreError) else None
 
     # -- keys ------------------------------------------------------------------------
+    @guarded
     def put_key(self, key: SiteKey) -> None:
         self._db.put_item(
             TableName=self.table,
@@ -49,12 +58,14 @@ class DynamoDBWidgetStore(WidgetStore):
             ConditionExpression="attribute_not_exists(pk)",
         )
 
+    @guarded
     def get_key(self, key: str) -> SiteKey | None:
         item = self._db.get_item(TableName=self.table, Key=self._key(KEYS_PARTITION, key), ConsistentRead=True).get(
             "Item"
         )
         return msgspec.json.decode(item["key"]["S"], type=SiteKey) if item else None
 
+    @guarded
     def all_keys(self) -> list[SiteKey]:
         out: list[SiteKey] = []
         kwargs: dict[str, Any] = {
@@ -70,6 +81,7 @@ class DynamoDBWidgetStore(WidgetStore):
                 return sorted(out, key=lambda k: k.created_at)
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    @guarded
     def revoke_key(self, key: str, at: str) -> SiteKey | None:
         found = self.get_key(key)
         if found is None or found.revoked_at:
@@ -88,6 +100,7 @@ class DynamoDBWidgetStore(WidgetStore):
         return revoked
 
     # -- counters --------------------------------------------------------------------
+    @guarded
     def window(self, name: str, limit: int, window_s: float, now_ms: int) -> Taken:
         key = self._key(name, COUNTER)
         end = now_ms + int(window_s * 1000)
@@ -128,6 +141,7 @@ class DynamoDBWidgetStore(WidgetStore):
                 continue  # another writer opened the window first: count in it
         raise RuntimeError(f"counter {name} kept changing under {ATTEMPTS} attempts")
 
+    @guarded
     def rate(self, name: str, rate_per_s: float, burst: int, now_ms: int) -> Taken:
         key = self._key(name, COUNTER)
         interval = interval_ms(rate_per_s)
@@ -171,12 +185,14 @@ class DynamoDBWidgetStore(WidgetStore):
                 return Taken(False, burst, (int(old["tat"]["N"]) - tolerance - now_ms) / 1000)
         raise RuntimeError(f"counter {name} kept changing under {ATTEMPTS} attempts")
 
+    @guarded
     def count(self, name: str, now_ms: int) -> int:
         item = self._db.get_item(TableName=self.table, Key=self._key(name, COUNTER), ConsistentRead=True).get("Item")
         if not item or int(item.get("window_end", {"N": "0"})["N"]) <= now_ms:
             return 0
         return int(item["n"]["N"])
 
+    @guarded
     def secret(self, name: str, make: str) -> str:
         with contextlib.suppress(self._db.exceptions.ConditionalCheckFailedException):  # another made it first
             self._db.put_item(

@@ -10,6 +10,7 @@ are removed when a process first opens the table.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import msgspec
 
 from assist.memory.sqlite import open_database, write_lock
+from assist.memory.store import guarded
 from assist.memory.widget_store import (
     KEYS_PARTITION,
     SECRETS_PARTITION,
@@ -45,7 +47,16 @@ class SQLiteWidgetStore(WidgetStore):
         self._schema_lock = threading.Lock()
         self._ready = False
 
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        """A lock held too long is transient; a file that cannot be used is configuration, as for the sessions."""
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        if "locked" in str(exc) or "busy" in str(exc):
+            return type(exc).__name__, None
+        return type(exc).__name__, f"cannot use the widget's table in {self.path} ({exc}): check SESSION_STORE_FILE"
+
     # -- keys ------------------------------------------------------------------------
+    @guarded
     def put_key(self, key: SiteKey) -> None:
         with write_lock(self._db()) as db:
             db.execute(
@@ -53,14 +64,17 @@ class SQLiteWidgetStore(WidgetStore):
                 (KEYS_PARTITION, key.key, msgspec.json.encode(key).decode()),
             )
 
+    @guarded
     def get_key(self, key: str) -> SiteKey | None:
         row = self._db().execute(f"SELECT item FROM {TABLE} WHERE pk = ? AND sk = ?", (KEYS_PARTITION, key)).fetchone()
         return msgspec.json.decode(row[0], type=SiteKey) if row else None
 
+    @guarded
     def all_keys(self) -> list[SiteKey]:
         rows = self._db().execute(f"SELECT item FROM {TABLE} WHERE pk = ?", (KEYS_PARTITION,)).fetchall()
         return sorted((msgspec.json.decode(r[0], type=SiteKey) for r in rows), key=lambda k: k.created_at)
 
+    @guarded
     def revoke_key(self, key: str, at: str) -> SiteKey | None:
         with write_lock(self._db()) as db:
             found = self.get_key(key)
@@ -74,6 +88,7 @@ class SQLiteWidgetStore(WidgetStore):
             return revoked
 
     # -- counters --------------------------------------------------------------------
+    @guarded
     def window(self, name: str, limit: int, window_s: float, now_ms: int) -> Taken:
         with write_lock(self._db()) as db:
             state = self._counter(db, name)
@@ -82,6 +97,7 @@ class SQLiteWidgetStore(WidgetStore):
                 self._put_counter(db, name, {"n": count, "window_end": end}, end)
             return taken
 
+    @guarded
     def rate(self, name: str, rate_per_s: float, burst: int, now_ms: int) -> Taken:
         with write_lock(self._db()) as db:
             taken, tat = rate_step(self._counter(db, name).get("tat"), now_ms, rate_per_s, burst)
@@ -89,10 +105,12 @@ class SQLiteWidgetStore(WidgetStore):
                 self._put_counter(db, name, {"tat": tat}, tat)
             return taken
 
+    @guarded
     def count(self, name: str, now_ms: int) -> int:
         state = self._counter(self._db(), name)
         return int(state.get("n", 0)) if state.get("window_end", 0) > now_ms else 0
 
+    @guarded
     def secret(self, name: str, make: str) -> str:
         with write_lock(self._db()) as db:
             db.execute(
