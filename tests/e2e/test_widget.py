@@ -284,7 +284,9 @@ def test_a_spanish_visitor_without_a_model_reads_spanish_and_the_dark_page_gets_
     expect = sync_api.expect
     ollama.set_down()
     context = chromium.new_context(viewport=WIDE, locale="es-ES")
-    url = page_on(site, "/oscuro.html", stack, key, css="body { background: #111; color: #ddd; }", html_attrs=' data-theme="dark"')
+    url = page_on(
+        site, "/oscuro.html", stack, key, css="body { background: #111; color: #ddd; }", html_attrs=' data-theme="dark"'
+    )
     page, problems = watched(context, stack, site)
     page.goto(url)
     launcher = shadow(page, ".launcher")
