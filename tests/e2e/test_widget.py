@@ -306,3 +306,30 @@ def test_a_spanish_visitor_without_a_model_reads_spanish_and_the_dark_page_gets_
     assert problems == [], problems
     context.close()
     refresh_docs_images(tmp_path, "widget-es-dark.png")
+
+
+def test_a_page_of_an_origin_the_key_does_not_list_gets_no_token_and_no_cors_grant(sync_api, stack, key, chromium):
+    expect = sync_api.expect
+    with DocsSite() as elsewhere:  # another port: another origin, not the key's
+        url = page_on(elsewhere, "/copy.html", stack, key)
+        context = chromium.new_context(viewport=WIDE, locale="en-US")
+        page = context.new_page()
+        sessions: list[tuple[int, str | None]] = []
+        page.on(
+            "response",
+            lambda r: (
+                sessions.append((r.status, r.headers.get("access-control-allow-origin")))
+                if "/v1/widget/session" in r.url and r.request.method == "POST"
+                else None
+            ),
+        )
+        page.goto(url)
+        shadow(page, ".launcher").click()
+        shadow(page, "textarea").fill(QUESTION)
+        shadow(page, "textarea").press("Enter")
+        answer = shadow(page, ".turn .answer").last
+        expect(answer).to_have_attribute("data-state", "failed", timeout=15_000)
+        expect(answer.locator(".error")).to_contain_text("could not be reached from this page")
+        assert sessions == [(403, None)], sessions  # refused, with no grant for this origin
+        assert page.evaluate("Object.keys(sessionStorage)") == []  # no token kept
+        context.close()

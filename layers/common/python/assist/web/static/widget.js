@@ -14,6 +14,7 @@ const WORDS = {
     empty: "Ask anything about this documentation. Answers cite their sources.",
     wait: (s) => `Too many questions for now: try again in ${s} s.`,
     refused: "The assistant is not available on this site.",
+    unreachable: "The assistant could not be reached from this page.",
   },
   es: {
     title: "Pregunta a la documentación",
@@ -25,6 +26,7 @@ const WORDS = {
     empty: "Pregunta lo que quieras sobre esta documentación. Las respuestas citan sus fuentes.",
     wait: (s) => `Demasiadas preguntas por ahora: vuelve a intentarlo en ${s} s.`,
     refused: "El asistente no está disponible en este sitio.",
+    unreachable: "No se pudo contactar con el asistente desde esta página.",
   },
 };
 
@@ -100,10 +102,13 @@ async function token() {
   if (!(state.token && left > 60_000)) {
     const headers = { "content-type": "application/json" };
     if (state.token && left > 0) headers.authorization = `Bearer ${state.token}`;
+    // a page of an origin the key does not list gets no CORS grant: the browser hides the 403 as a network error
     const response = await fetch(`${HOME}/v1/widget/session?key=${encodeURIComponent(KEY)}`, {
       method: "POST",
       headers,
       body: JSON.stringify({ key: KEY }),
+    }).catch(() => {
+      throw new Refusal(T.unreachable);
     });
     if (!response.ok) throw new Refusal(response.status === 403 ? T.refused : await AssistRender.problem(response));
     state = { ...state, ...(await response.json()) };
