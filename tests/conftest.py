@@ -37,14 +37,13 @@ def moto_url() -> str:
 
 @pytest.fixture(scope="session")
 def base_settings(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    s = Settings(
-        aws_endpoint_url=moto_url,
-        embed_model_dir=str(MODEL_DIR),
-        index_uri=str(tmp_path_factory.mktemp("index")),
-        ollama_host="http://127.0.0.1:9",  # discard port: refused at once, i.e. "no Ollama"
-        log_format="console",
-        local_mode=True,  # the X-Assist-User dev header names the caller
-        **LOCAL_CREDENTIALS,
+    s = Settings().with_(
+        aws={"endpoint_url": moto_url, **LOCAL_CREDENTIALS},
+        embed={"model_dir": str(MODEL_DIR)},
+        index={"uri": str(tmp_path_factory.mktemp("index"))},
+        ollama={"host": "http://127.0.0.1:9"},  # discard port: refused at once, i.e. "no Ollama"
+        logs={"format": "console"},
+        api={"local_mode": True},  # the X-Assist-User dev header names the caller
     )
     configure(s)
     ensure_resources(s, client("dynamodb", s), client("s3", s))
@@ -64,7 +63,7 @@ def docs_index(base_settings: Settings, embedder) -> Settings:
     so only documents changed since the last run are embedded again."""
     from assist.sources.sync import ingest
 
-    s = base_settings.with_(index_uri=str(ROOT / ".assist/test-cache/docs-index"))
+    s = base_settings.with_(index={"uri": str(ROOT / ".assist/test-cache/docs-index")})
     ingest(DOCS, s, embedder, progress=False)
     return s
 
@@ -88,6 +87,6 @@ def adr_index(base_settings: Settings, embedder, tmp_path_factory: pytest.TempPa
     from tests.support import adr_corpus
 
     root = adr_corpus.write(tmp_path_factory.mktemp("adr-corpus"))
-    s = base_settings.with_(index_uri=str(tmp_path_factory.mktemp("adr-index")))
+    s = base_settings.with_(index={"uri": str(tmp_path_factory.mktemp("adr-index"))})
     ingest(root, s, embedder, progress=False)
     return s

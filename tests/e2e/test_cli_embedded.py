@@ -30,7 +30,7 @@ def ask(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_two_turns_of_one_session_without_a_stack_or_cloud_variables(tmp_path, docs_index):
     # the index `assist ask` would build on first use, copied from the suite's (building it is tested apart)
-    shutil.copytree(docs_index.index_uri, tmp_path / ".assist/index")
+    shutil.copytree(docs_index.index.uri, tmp_path / ".assist/index")
     first = ask(tmp_path, "How is the engine configured?", "--session", "S", "--json")
     assert first.returncode == 0, first.stderr[-1500:]
     assert json.loads(first.stdout)["sources"]
@@ -47,7 +47,7 @@ def test_two_turns_of_one_session_without_a_stack_or_cloud_variables(tmp_path, d
 
 
 def test_a_store_error_says_what_to_do_not_to_retry(tmp_path, docs_index):
-    shutil.copytree(docs_index.index_uri, tmp_path / ".assist/index")
+    shutil.copytree(docs_index.index.uri, tmp_path / ".assist/index")
     env_dead = {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
     env = {k: v for k, v in os.environ.items() if not k.startswith(CLOUD)} | env_dead
     env.update(EMBED_MODEL_DIR=str(MODEL_DIR), LOG_LEVEL="WARNING", CLASSIFIER_MODEL_PATH="none")

@@ -81,7 +81,7 @@ def stack(tmp_path, docs_index, ollama):
     proc, base = start_stack(
         tmp_path,
         "--index",
-        docs_index.index_uri,
+        docs_index.index.uri,
         OLLAMA_HOST=ollama.url,
         OLLAMA_MODEL_NAME="main-model:1b",
         OLLAMA_MODEL_NAME_CONVERSATIONAL="light-model:0.5b",
@@ -292,7 +292,7 @@ def stack_settings(cwd: Path) -> Settings:
         "emulator_access_key_id": env["AWS_ACCESS_KEY_ID"],
         "emulator_secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
     }
-    return Settings.from_env(env).with_(**keys)
+    return Settings.from_env(env).with_(aws=keys)
 
 
 WEEK = {
@@ -308,7 +308,7 @@ def a_week_of_questions(s: Settings, owner: str) -> int:
     """Questions on each of the last eight UTC days (today and the seven before), every type, a few gaps;
     written as the engine writes its turns (a turn number, then both items), back-dated. Returns how many."""
     ddb = client("dynamodb", s)
-    store = DynamoDBStore(ddb, s.sessions_table, s.intent_history_table, s.session_ttl_days)
+    store = DynamoDBStore(ddb, s.sessions.table, s.sessions.intent_history_table, s.sessions.ttl_days)
     now = datetime.now(UTC)
     types = list(WEEK)
     written = 0
@@ -331,7 +331,9 @@ def a_week_of_questions(s: Settings, owner: str) -> int:
             )
             assert store.begin_turn(turn.session_id, owner) == turn.number
             at = now - timedelta(days=day) + timedelta(minutes=k + 1) if day else now - timedelta(minutes=k + 1)
-            for table, item in zip((s.sessions_table, s.intent_history_table), store.items(turn, at=at), strict=True):
+            for table, item in zip(
+                (s.sessions.table, s.sessions.intent_history_table), store.items(turn, at=at), strict=True
+            ):
                 ddb.put_item(TableName=table, Item=item)
             written += 1
     return written

@@ -30,7 +30,7 @@ def turns(settings: Settings, table: str, session_id: str) -> list[dict]:
 @pytest.fixture
 def llm_settings(docs_index: Settings, ollama) -> Settings:
     return docs_index.with_(
-        ollama_host=ollama.url, ollama_model_name="main-model:1b", ollama_model_name_conversational="light-model:0.5b"
+        ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"}
     )
 
 
@@ -42,8 +42,8 @@ def api_settings(llm_settings: Settings) -> Settings:
 def written(settings: Settings, session_id: str) -> tuple[int, int]:
     """The audit after a fault: how many times the session's turns are in the sessions and intent-history tables."""
     return (
-        len(turns(settings, settings.sessions_table, session_id)),
-        len(turns(settings, settings.intent_history_table, session_id)),
+        len(turns(settings, settings.sessions.table, session_id)),
+        len(turns(settings, settings.sessions.intent_history_table, session_id)),
     )
 
 
@@ -151,8 +151,8 @@ def test_bad_input_gets_a_400_that_says_what_is_wrong(api, raw, needle):
 def test_every_turn_is_written_once_to_both_tables(api, llm_settings, session_id):
     for i in range(3):
         assert ask(api, session_id=session_id, message=f"question number {i}").status_code == 200
-    sessions = turns(llm_settings, llm_settings.sessions_table, session_id)
-    history = turns(llm_settings, llm_settings.intent_history_table, session_id)
+    sessions = turns(llm_settings, llm_settings.sessions.table, session_id)
+    history = turns(llm_settings, llm_settings.sessions.intent_history_table, session_id)
     assert [int(i["turn"]["N"]) for i in sessions] == [1, 2, 3]
     assert [int(i["turn"]["N"]) for i in history] == [1, 2, 3]
     assert [i["message"]["S"] for i in sessions] == [f"question number {i}" for i in range(3)]
@@ -163,10 +163,10 @@ def test_concurrent_turns_of_one_session_never_overwrite_each_other(api, llm_set
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         replies = list(pool.map(lambda i: ask(api, session_id=session_id, message=f"parallel {i}"), range(8)))
     assert all(r.status_code == 200 for r in replies)
-    sessions = turns(llm_settings, llm_settings.sessions_table, session_id)
+    sessions = turns(llm_settings, llm_settings.sessions.table, session_id)
     assert sorted(i["message"]["S"] for i in sessions) == sorted(f"parallel {i}" for i in range(8))
     assert sorted(int(i["turn"]["N"]) for i in sessions) == list(range(1, 9))
-    assert len(turns(llm_settings, llm_settings.intent_history_table, session_id)) == 8
+    assert len(turns(llm_settings, llm_settings.sessions.intent_history_table, session_id)) == 8
 
 
 def test_platform_facts_answer_is_not_stored_when_no_model_answers(docs_index: Settings, session_id):
@@ -180,17 +180,18 @@ def test_platform_facts_answer_is_not_stored_when_no_model_answers(docs_index: S
         ).json()
     assert body["degraded"] == ["llm_unavailable"]
     assert "93% of quota used" in body["answer"]  # the user sees their facts...
-    stored = turns(docs_index, docs_index.sessions_table, session_id)
+    stored = turns(docs_index, docs_index.sessions.table, session_id)
     assert stored
     assert "PRO-7781" not in str(stored)  # ...but they are never written
 
 
 def test_warm_up_loads_each_distinct_slot_model_once(llm_settings, ollama):
-    engine = build_engine(llm_settings.with_(ollama_warm_up=True), client("dynamodb", llm_settings))
+    engine = build_engine(llm_settings.with_(ollama={"warm_up": True}), client("dynamodb", llm_settings))
     engine.warm()
     assert sorted(c.model for c in ollama.calls("/api/chat")) == ["light-model:0.5b", "main-model:1b"]
     same = build_engine(
-        llm_settings.with_(ollama_warm_up=True, ollama_model_name_conversational=None), client("dynamodb", llm_settings)
+        llm_settings.with_(ollama={"warm_up": True, "model_name_conversational": None}),
+        client("dynamodb", llm_settings),
     )
     ollama.clear()
     same.warm()
@@ -205,7 +206,7 @@ def test_another_owners_session_is_not_found(llm_settings, session_id):
     engine.ask(AskRequest(session_id=session_id, message="my question"), owner="alice")
     with pytest.raises(SessionNotFound, match="not found"):
         engine.ask(AskRequest(session_id=session_id, message="let me in"), owner="mallory")
-    assert len(turns(llm_settings, llm_settings.sessions_table, session_id)) == 1
+    assert len(turns(llm_settings, llm_settings.sessions.table, session_id)) == 1
     again = engine.ask(AskRequest(session_id=session_id, message="again"), owner="alice")
     assert next(st for st in again.trace["stages"] if st["name"] == "persist")["turn"] == 2
 
@@ -236,7 +237,7 @@ def test_a_bad_identity_header_is_a_400(api):
 
 
 def test_without_local_mode_an_anonymous_caller_is_refused(docs_index, session_id):
-    engine = build_engine(docs_index.with_(local_mode=False), client("dynamodb", docs_index))
+    engine = build_engine(docs_index.with_(api={"local_mode": False}), client("dynamodb", docs_index))
     with serve(create_app(engine)) as base:
         r = httpx.post(
             base + "/v1/ask",

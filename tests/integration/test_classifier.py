@@ -32,18 +32,15 @@ HOLDOUT = ROOT / "data/routing/holdout.jsonl"
 
 @pytest.fixture(scope="module")
 def settings(base_settings: Settings) -> Settings:
-    return base_settings.with_(classifier_model_path=str(MODEL))
+    return base_settings.with_(classifier={"model_path": str(MODEL)})
 
 
 @pytest.fixture
 def llm_settings(settings: Settings, ollama) -> Settings:
     """The LLM layer on (as with OLLAMA_HOST set), and an embedding layer that never decides on its own."""
     return settings.with_(
-        ollama_host=ollama.url,
-        ollama_host_explicit=True,
-        ollama_model_name="main-model:1b",
-        classifier_confidence_threshold=1.01,
-        classifier_llm_timeout_s=2.0,
+        ollama={"host": ollama.url, "host_explicit": True, "model_name": "main-model:1b"},
+        classifier={"confidence_threshold": 1.01, "llm_timeout_s": 2.0},
     )
 
 
@@ -102,13 +99,13 @@ def test_history_resolves_references_without_anchoring_self_contained_messages(s
 
 def test_a_model_on_s3_is_loaded_with_the_injected_client_and_logged(settings: Settings, embedder):
     s3 = client("s3", settings)
-    s3.put_object(Bucket=settings.bucket, Key="models/routing.json", Body=MODEL.read_bytes())
-    s3_settings = settings.with_(classifier_model_path=f"s3://{settings.bucket}/models/routing.json")
+    s3.put_object(Bucket=settings.aws.bucket, Key="models/routing.json", Body=MODEL.read_bytes())
+    s3_settings = settings.with_(classifier={"model_path": f"s3://{settings.aws.bucket}/models/routing.json"})
     with capture_logs() as logs:
         route = build_cascade(s3_settings, lambda: embedder, s3=s3).classify("how do rate limits work?", [])
     assert route.layer == "embedding"
     loaded = [e for e in logs if e["event"] == "classify.model_loaded"]
-    assert loaded[0]["path"] == s3_settings.classifier_model_path
+    assert loaded[0]["path"] == s3_settings.classifier.model_path
     assert loaded[0]["version"] == ClassifierModel.load(str(MODEL)).version
     assert loaded[0]["embedder"] == "onnx:all-MiniLM-L6-v2"
     decided = next(e for e in logs if e["event"] == "classify.decided")
@@ -120,7 +117,7 @@ def test_a_model_of_another_embedder_is_refused(settings: Settings, embedder, tm
     doc["embedder"]["id"] = "onnx:paraphrase-multilingual-MiniLM-L12-v2"  # same width, another vector space
     other = tmp_path / "multilingual.json"
     other.write_text(json.dumps(doc))
-    cascade = build_cascade(settings.with_(classifier_model_path=str(other)), lambda: embedder)
+    cascade = build_cascade(settings.with_(classifier={"model_path": str(other)}), lambda: embedder)
     with pytest.raises(EmbedderMismatch, match=r"built with embedder onnx:paraphrase-multilingual.*is onnx:all-MiniLM"):
         cascade.classify("how do rate limits work?", [])
 
@@ -161,7 +158,7 @@ def test_two_invalid_replies_fall_back_to_the_embedding_best_class(llm_settings:
 
 
 def test_an_llm_error_or_a_slow_llm_falls_back_within_the_budget(llm_settings: Settings, embedder, ollama):
-    cascade = build_cascade(llm_settings.with_(classifier_llm_timeout_s=0.5), lambda: embedder)
+    cascade = build_cascade(llm_settings.with_(classifier={"llm_timeout_s": 0.5}), lambda: embedder)
     cascade.warm()
     ollama.fail_next(1, status=500)
     failed = cascade.classify("how do rate limits work?", [])
@@ -177,7 +174,7 @@ def test_an_llm_error_or_a_slow_llm_falls_back_within_the_budget(llm_settings: S
 
 def test_a_dedicated_classifier_model_is_used_when_configured(llm_settings: Settings, embedder, ollama):
     ollama.reply("RETRIEVAL")
-    cascade = build_cascade(llm_settings.with_(ollama_model_name_classifier="light-model:0.5b"), lambda: embedder)
+    cascade = build_cascade(llm_settings.with_(ollama={"model_name_classifier": "light-model:0.5b"}), lambda: embedder)
     assert cascade.classify("how do rate limits work?", []).layer == "llm"
     assert [c.model for c in ollama.calls("/api/chat")] == ["light-model:0.5b"]
 
@@ -202,7 +199,7 @@ def test_the_cli_trains_and_evaluates_a_classifier_on_any_label_set(tmp_path, ba
     write_jsonl(tmp_path / "train.jsonl", BILLING_AND_WEATHER)
     test = [{"text": "any news on the refund", "label": "billing"}, {"text": "play some jazz", "label": "music"}]
     write_jsonl(tmp_path / "test.jsonl", test)
-    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed.model_dir, "LOG_LEVEL": "WARNING"}
     run = [sys.executable, "-m", "assist.cli"]
     out = tmp_path / "clf.json"
     trained = subprocess.run(
@@ -239,7 +236,7 @@ def test_the_guard_abstains_on_messages_unlike_the_training_rows_through_the_cli
         {"text": "how many legs does a spider have", "label": "oos"},
     ]
     write_jsonl(tmp_path / "test.jsonl", test)
-    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed.model_dir, "LOG_LEVEL": "WARNING"}
     run = [sys.executable, "-m", "assist.cli", "classifier"]
     for guard in ([], ["--guard-data", str(tmp_path / "oos_train.jsonl")]):
         out = tmp_path / f"clf{len(guard)}.json"
@@ -272,7 +269,7 @@ def test_targets_choose_both_thresholds_by_cross_validation_and_the_baseline_run
     outside = ["play some jazz", "who won the football match", "recommend a novel to read", "bake a cake"]
     write_jsonl(tmp_path / "oos_train.jsonl", [{"text": t, "label": "oos"} for t in outside])
     write_jsonl(tmp_path / "test.jsonl", [{"text": "is it going to snow", "label": "weather"}])
-    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed_model_dir, "LOG_LEVEL": "WARNING"}
+    env = {**os.environ, "EMBED_MODEL_DIR": base_settings.embed.model_dir, "LOG_LEVEL": "WARNING"}
     run = [sys.executable, "-m", "assist.cli", "classifier"]
     data = ["--data", str(tmp_path / "train.jsonl"), "--guard-data", str(tmp_path / "oos_train.jsonl")]
     targets = ["--target-selective", "0.9", "--target-abstain", "0.75"]

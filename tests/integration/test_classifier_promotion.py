@@ -99,7 +99,9 @@ def models(cached) -> dict[str, ClassifierModel]:
 @pytest.fixture
 def registry(base_settings: Settings) -> Registry:
     """A fresh registry on the moto server's S3."""
-    return Registry(f"s3://{base_settings.bucket}/models/{uuid.uuid4().hex[:8]}/routing", client("s3", base_settings))
+    return Registry(
+        f"s3://{base_settings.aws.bucket}/models/{uuid.uuid4().hex[:8]}/routing", client("s3", base_settings)
+    )
 
 
 def test_a_better_model_is_promoted_a_worse_one_refused_and_rollback_restores_the_one_before(
@@ -170,7 +172,7 @@ def test_a_warm_classify_function_serves_the_promoted_model_within_the_interval(
     # the classify function as a container runs it: its own engine, S3 client and embedder, from the settings
     fn = LambdaFunction(
         "classify",
-        base_settings.with_(classifier_model_path=f"{registry.root}/current", classifier_reload_s=interval),
+        base_settings.with_(classifier={"model_path": f"{registry.root}/current", "reload_s": interval}),
     )
     turns = iter(range(1000))
     events: list[dict] = []
@@ -245,7 +247,7 @@ def test_a_broken_model_is_refused_and_the_loaded_one_keeps_serving(
     for m in (small, larger):
         registry.add(m)
     registry.make_current(small.version)
-    settings = base_settings.with_(classifier_model_path=f"{registry.root}/current", classifier_reload_s=0.0)
+    settings = base_settings.with_(classifier={"model_path": f"{registry.root}/current", "reload_s": 0.0})
     cascade = build_cascade(settings, lambda: embedder, s3=registry.s3)
 
     logs: list[dict] = []
@@ -278,7 +280,7 @@ def test_training_reads_exported_labels_from_s3_and_leaves_out_the_embedding_lay
     docs_index: Settings, embedder, tmp_path
 ):
     tag = uuid.uuid4().hex[:8]
-    s = docs_index.with_(sessions_table=f"s-{tag}", intent_history_table=f"h-{tag}", export_settle_s=0.0)
+    s = docs_index.with_(sessions={"table": f"s-{tag}", "intent_history_table": f"h-{tag}"}, export={"settle_s": 0.0})
     ensure_resources(s, client("dynamodb", s), client("s3", s))
     engine = build_engine(s, client("dynamodb", s))
     asks = [
@@ -291,7 +293,7 @@ def test_training_reads_exported_labels_from_s3_and_leaves_out_the_embedding_lay
     for i, (message, declared) in enumerate(asks):
         engine.ask(AskRequest(session_id=f"{tag}-{i}", message=message, query_type=declared))
     s3 = client("s3", s)
-    labels = f"s3://{s.bucket}/labels-{tag}"
+    labels = f"s3://{s.aws.bucket}/labels-{tag}"
     assert LabelExporter(s, open_store(s), S3Sink(labels, s3)).run(force=True).records == len(asks)
     sink = S3Sink(labels, s3)
     records = [json.loads(ln) for n in sink.names() for ln in sink.read(n).decode().splitlines()]
@@ -369,7 +371,7 @@ def test_the_cli_trains_on_an_export_directory_promotes_lists_and_rolls_back(
         ],
     )
     degraded = write(tmp_path / "degraded.jsonl", routing(shuffled(larger_rows)))
-    monkeypatch.setenv("EMBED_MODEL_DIR", base_settings.embed_model_dir)
+    monkeypatch.setenv("EMBED_MODEL_DIR", base_settings.embed.model_dir)
     monkeypatch.setenv("CLASSIFIER_MODEL_PATH", str(tmp_path / "registry" / "current"))
     monkeypatch.setenv("LOG_LEVEL", "WARNING")
 

@@ -35,7 +35,7 @@ def corpus_index(adr_index: Settings) -> Settings:
 @pytest.fixture
 def llm(corpus_index: Settings, ollama) -> Settings:
     return corpus_index.with_(
-        ollama_host=ollama.url, ollama_model_name="main-model:1b", ollama_model_name_conversational="light-model:0.5b"
+        ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"}
     )
 
 
@@ -58,15 +58,15 @@ def corpus_stage(reply: dict) -> dict:
 
 
 def test_the_manifest_is_written_with_the_index_and_follows_it(corpus_index, embedder, tmp_path):
-    entries = manifest.read(connect(corpus_index.index_uri), corpus_index.index_table)
+    entries = manifest.read(connect(corpus_index.index.uri), corpus_index.index.table)
     assert len(entries) == 18 * 2 + 31 + 1
     root = adr_corpus.write(tmp_path / "c")
-    s = corpus_index.with_(index_uri=str(tmp_path / "ix"))
+    s = corpus_index.with_(index={"uri": str(tmp_path / "ix")})
     ingest(root, s, embedder, progress=False)
     (root / "principles" / "0010-data-is-reliable-by-design.md").unlink()
     (root / "principles" / "0099-new.md").write_text("---\nnav_order: PCP.99\ntitle: A new principle\n---\nText.\n")
     ingest(root, s, embedder, progress=False)
-    ids = {e.id: e for e in manifest.read(connect(s.index_uri), s.index_table)}
+    ids = {e.id: e for e in manifest.read(connect(s.index.uri), s.index.table)}
     assert "principles/0010-data-is-reliable-by-design" not in ids
     assert ids["principles/0099-new"].title == "A new principle"
     assert "pcp-99" in ids["principles/0099-new"].identifiers
@@ -110,7 +110,7 @@ def test_a_named_document_arrives_whole_and_first(api, ollama, session_id, corpu
     reply = ask(api, session_id, "Who approved ADR.0012 and what is its status?")
     _, user = prompt_of(ollama)
     sources = reply["sources"]
-    table = connect(corpus_index.index_uri).open_table(corpus_index.index_table)
+    table = connect(corpus_index.index.uri).open_table(corpus_index.index.table)
     n_chunks = table.count_rows(f"doc_id = '{ADR_12}'")
     assert [s["doc_id"] for s in sources[:n_chunks]] == [ADR_12] * n_chunks  # every chunk, first
     assert sources[n_chunks]["doc_id"] == ADR_12.replace("0012-", "0012D-")  # then its approval record
@@ -180,9 +180,9 @@ def test_without_a_model_the_count_and_list_come_from_the_manifest(corpus_index,
 
 def test_the_manifest_lives_beside_an_s3_index(base_settings, embedder, tmp_path):
     s3 = client("s3", base_settings)
-    s = base_settings.with_(index_uri=f"s3://{base_settings.bucket}/corpus-index")
+    s = base_settings.with_(index={"uri": f"s3://{base_settings.aws.bucket}/corpus-index"})
     ingest(adr_corpus.write(tmp_path), s, embedder, progress=False, s3=s3)
-    entries = manifest.read(connect(s.index_uri, s.storage_options()), s.index_table)
+    entries = manifest.read(connect(s.index.uri, s.storage_options()), s.index.table)
     assert len(entries) == 18 * 2 + 31 + 1
 
 

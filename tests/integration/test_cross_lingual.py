@@ -23,10 +23,12 @@ def ask(settings, session_id: str):
 
 def test_a_spanish_question_searches_an_english_translation_on_the_full_text_side(docs_index, ollama, session_id):
     s = docs_index.with_(
-        ollama_host=ollama.url,
-        ollama_host_explicit=True,
-        ollama_model_name="main-model:1b",
-        ollama_model_name_conversational="light-model:0.5b",
+        ollama={
+            "host": ollama.url,
+            "host_explicit": True,
+            "model_name": "main-model:1b",
+            "model_name_conversational": "light-model:0.5b",
+        }
     )
     ollama.queue_replies([TRANSLATION], model="light-model:0.5b")
     answer = ask(s, session_id)

@@ -49,14 +49,16 @@ def slow_model():
 @pytest.fixture(scope="module")
 def stack(docs_index, slow_model):
     settings = docs_index.with_(
-        ollama_host=slow_model.url,
-        ollama_host_explicit=True,
-        ollama_model_name="main-model:1b",
-        ollama_model_name_conversational="light-model:0.5b",
-        ollama_timeout_s=100.0,  # the slot's own limit is far away: only the deadline can stop the wait
-        api_deadline_s=BUDGET_S,
+        ollama={
+            "host": slow_model.url,
+            "host_explicit": True,
+            "model_name": "main-model:1b",
+            "model_name_conversational": "light-model:0.5b",
+            "timeout_s": 100.0,  # the slot's own limit is far away: only the deadline can stop the wait
+        },
+        api={"deadline_s": BUDGET_S},
     )
-    s = ServerlessStack(settings, settings.aws_endpoint_url, name=f"assist-deadline-{next(_names)}").start()
+    s = ServerlessStack(settings, settings.aws.endpoint_url, name=f"assist-deadline-{next(_names)}").start()
     s.warm()
     yield s
     s.stop()

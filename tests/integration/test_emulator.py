@@ -20,7 +20,7 @@ def _get(db, table: str, session_id: str, turn: int) -> dict | None:
 
 def test_a_cancelled_transaction_rolls_back_updates_puts_and_deletes(base_settings: Settings, session_id: str):
     db = client("dynamodb", base_settings)
-    sessions, history = base_settings.sessions_table, base_settings.intent_history_table
+    sessions, history = base_settings.sessions.table, base_settings.sessions.intent_history_table
     db.put_item(TableName=sessions, Item={**_key(session_id, 0), "turns": {"N": "1"}})
     db.put_item(TableName=sessions, Item={**_key(session_id, 1), "message": {"S": "kept"}})
     db.put_item(TableName=history, Item={**_key(session_id, 1), "topic": {"S": "taken"}})
@@ -59,7 +59,7 @@ def test_a_cancelled_transaction_rolls_back_updates_puts_and_deletes(base_settin
 
 def test_a_base_table_query_reads_its_partition_with_dynamodb_semantics(base_settings: Settings, session_id: str):
     db = client("dynamodb", base_settings)
-    table = base_settings.sessions_table
+    table = base_settings.sessions.table
     for sid in (session_id, session_id + "-other"):
         for turn in range(4):
             db.put_item(TableName=table, Item={**_key(sid, turn), "message": {"S": f"{sid}/{turn}"}})
@@ -88,6 +88,6 @@ def test_each_service_still_reaches_its_own_backend(base_settings: Settings):
     their own service's answer (a cache keyed wrongly would send them all to the first one)."""
     s3, db, sfn = (client(name, base_settings) for name in ("s3", "dynamodb", "stepfunctions"))
     for _ in range(2):
-        assert base_settings.bucket in {b["Name"] for b in s3.list_buckets()["Buckets"]}
-        assert base_settings.sessions_table in db.list_tables()["TableNames"]
+        assert base_settings.aws.bucket in {b["Name"] for b in s3.list_buckets()["Buckets"]}
+        assert base_settings.sessions.table in db.list_tables()["TableNames"]
         assert isinstance(sfn.list_state_machines()["stateMachines"], list)

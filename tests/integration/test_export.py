@@ -25,7 +25,7 @@ def tables(docs_index: Settings, request) -> Settings:
     """Fresh tables per test: the export counts every turn in them."""
     tag = request.node.name[-20:].replace("[", "-").replace("]", "")
     return docs_index.with_(
-        sessions_table=f"s-{tag}", intent_history_table=f"h-{tag}", export_settle_s=0.0, classifier_export_threshold=500
+        sessions={"table": f"s-{tag}", "intent_history_table": f"h-{tag}"}, export={"settle_s": 0.0, "threshold": 500}
     )
 
 
@@ -42,7 +42,7 @@ def stores(docs_index: Settings, request, tmp_path):
     if request.param == "dynamodb":
         s, engine = request.getfixturevalue("env")
         return engine, lambda sink: LabelExporter(s, open_store(s), sink)
-    s = tables(docs_index, request).with_(session_store="file", session_store_file=str(tmp_path / "s.sqlite3"))
+    s = tables(docs_index, request).with_(sessions={"store": "file", "store_file": str(tmp_path / "s.sqlite3")})
     store = open_store(s)
     return build_engine(s), lambda sink: LabelExporter(s, store, sink)
 
@@ -144,14 +144,14 @@ def test_export_to_s3_and_embedding_labels_are_marked(env):
     ask_many(engine, 3)
     store_client = client("dynamodb", s)
     store_client.update_item(  # one turn decided by the embedding layer (the classifier's own guess)
-        TableName=s.intent_history_table,
+        TableName=s.sessions.intent_history_table,
         Key={"session_id": {"S": "s1"}, "turn": {"N": "1"}},
         UpdateExpression="SET layer = :l",
         ExpressionAttributeValues={":l": {"S": "embedding"}},
     )
-    sink = S3Sink(f"s3://{s.bucket}/labels-{s.intent_history_table}", client("s3", s))
+    sink = S3Sink(f"s3://{s.aws.bucket}/labels-{s.sessions.intent_history_table}", client("s3", s))
     result = LabelExporter(s, open_store(s, store_client), sink).run(force=True)
-    assert result.files[0].startswith(f"s3://{s.bucket}/labels-")
+    assert result.files[0].startswith(f"s3://{s.aws.bucket}/labels-")
     recs = lines(sink)
     assert [r["self_labeled"] for r in sorted(recs, key=lambda r: r["message"])].count(True) == 1
     assert result.read_units > 0

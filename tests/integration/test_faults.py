@@ -29,10 +29,8 @@ def proxy(moto_url):
 def faulty(docs_index: Settings, proxy, ollama):
     """Settings whose AWS calls (DynamoDB, and S3 for an s3:// index) go through the fault proxy."""
     return docs_index.with_(
-        aws_endpoint_url=proxy.url,
-        ollama_host=ollama.url,
-        ollama_model_name="main-model:1b",
-        ollama_model_name_conversational="light-model:0.5b",
+        aws={"endpoint_url": proxy.url},
+        ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"},
     )
 
 
@@ -43,7 +41,7 @@ def ask(settings: Settings, session_id: str, message: str = "Where is the index 
 
 def test_llm_slow_past_its_budget(faulty, ollama, session_id):
     ollama.first_token_delay_s = 2.0
-    r = ask(faulty.with_(ollama_timeout_s=0.5), session_id)
+    r = ask(faulty.with_(ollama={"timeout_s": 0.5}), session_id)
     assert r.status_code == 200
     assert r.json()["degraded"] == ["llm_timeout"]
     assert r.json()["sources"], "the extractive answer still cites the docs"
@@ -78,14 +76,14 @@ def s3_index(faulty, embedder, tmp_path):
     docs.mkdir()
     (docs / "storage.md").write_text("# Storage\n\n## Index location\n\nThe index is stored in LanceDB on S3.\n")
     (docs / "slots.md").write_text("# Model slots\n\n## Light slot\n\nThe light slot answers PLATFORM questions.\n")
-    s = faulty.with_(index_uri=f"s3://{faulty.bucket}/fault-index-{tmp_path.name}")
+    s = faulty.with_(index={"uri": f"s3://{faulty.aws.bucket}/fault-index-{tmp_path.name}"})
     ingest(docs, s, embedder, progress=False, s3=client("s3", s))
     return s
 
 
 def test_index_on_s3_failing(s3_index, proxy, session_id):
-    proxy.add(s3_path(f"/{s3_index.bucket}/fault-index"), status=503, body=b"<Error><Code>SlowDown</Code></Error>")
-    r = ask(s3_index.with_(retrieve_timeout_s=20.0), session_id)
+    proxy.add(s3_path(f"/{s3_index.aws.bucket}/fault-index"), status=503, body=b"<Error><Code>SlowDown</Code></Error>")
+    r = ask(s3_index.with_(retrieve={"timeout_s": 20.0}), session_id)
     assert r.status_code == 200
     assert "index_unavailable" in r.json()["degraded"]
     assert r.json()["sources"] == []
@@ -93,8 +91,8 @@ def test_index_on_s3_failing(s3_index, proxy, session_id):
 
 
 def test_index_on_s3_slow(s3_index, proxy, session_id):
-    proxy.add(s3_path(f"/{s3_index.bucket}/fault-index"), delay_s=1.5)
-    r = ask(s3_index.with_(retrieve_timeout_s=0.5), session_id)
+    proxy.add(s3_path(f"/{s3_index.aws.bucket}/fault-index"), delay_s=1.5)
+    r = ask(s3_index.with_(retrieve={"timeout_s": 0.5}), session_id)
     assert r.status_code == 200
     assert r.json()["degraded"] == ["index_timeout"]
     assert written(s3_index, session_id) == (1, 1)
@@ -110,12 +108,11 @@ def test_embedder_past_its_budget_answers_from_full_text(docs_index, ollama, ses
     docs.mkdir()
     (docs / "storage.md").write_text("# Storage\n\n## Index location\n\nThe index is stored in LanceDB on S3.\n")
     s = docs_index.with_(
-        ollama_host=ollama.url,
-        ollama_model_name="main-model:1b",
-        embedder="ollama:embed-model:1",
-        index_uri=str(tmp_path / "index"),
-        classifier_model_path=None,  # the shipped classifier was trained on MiniLM vectors
-        retrieve_embed_timeout_ms=300.0,
+        ollama={"host": ollama.url, "model_name": "main-model:1b"},
+        embed={"embedder": "ollama:embed-model:1"},
+        index={"uri": str(tmp_path / "index")},
+        classifier={"model_path": None},  # the shipped classifier was trained on MiniLM vectors
+        retrieve={"embed_timeout_ms": 300.0},
     )
     ingest(docs, s, build_embedder(s), progress=False)
     ollama.embed_delay_s = 1.5

@@ -54,7 +54,7 @@ def test_a_repeat_replaces_the_earlier_feedback(api, docs_index, session_id):
 
     fb = httpx.get(f"{api}/v1/sessions/{session_id}", headers=ALICE, timeout=30).json()["turns"][0]["feedback"]
     assert (fb["rating"], fb["type"], fb.get("comment")) == ("up", None, None)
-    for table in (docs_index.sessions_table, docs_index.intent_history_table):
+    for table in (docs_index.sessions.table, docs_index.sessions.intent_history_table):
         item = turn_items(docs_index, table, session_id, turn)
         assert item["feedback_version"]["N"] == "2"
         assert item["feedback"]["M"]["rating"]["S"] == "up"
@@ -68,7 +68,7 @@ def test_concurrent_feedback_loses_no_write_and_both_tables_agree(api, docs_inde
     # a writer that lost every race is told to retry (503), never silently dropped
     assert set(codes) <= {200, 503}, codes
     assert codes.count(200) >= len(ratings) // 2, codes
-    tables = (docs_index.sessions_table, docs_index.intent_history_table)
+    tables = (docs_index.sessions.table, docs_index.sessions.intent_history_table)
     items = [turn_items(docs_index, t, session_id, turn) for t in tables]
     # every accepted write was applied once, in some order, to both items together
     assert [i["feedback_version"]["N"] for i in items] == [str(codes.count(200))] * 2
@@ -117,7 +117,9 @@ def test_a_turn_that_is_not_a_turn_number_is_400(api, session_id, turn, status):
 
 def test_the_store_refuses_feedback_on_the_header_turn(docs_index, session_id, api):
     ask(api, session_id, "How is the engine configured?")
-    store = DynamoDBStore(client("dynamodb", docs_index), docs_index.sessions_table, docs_index.intent_history_table)
+    store = DynamoDBStore(
+        client("dynamodb", docs_index), docs_index.sessions.table, docs_index.sessions.intent_history_table
+    )
     with pytest.raises(LookupError, match="no turn 0"):
         store.set_feedback(session_id, "local:alice", 0, {"rating": "up", "at": "2026-01-01T00:00:00.000+00:00"})
 
@@ -132,7 +134,9 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
     from assist.export.sink import LocalSink
     from assist.memory.backends import open_store
 
-    s = docs_index.with_(sessions_table="s-fb-export", intent_history_table="h-fb-export", export_settle_s=0.0)
+    s = docs_index.with_(
+        sessions={"table": "s-fb-export", "intent_history_table": "h-fb-export"}, export={"settle_s": 0.0}
+    )
     ddb = client("dynamodb", s)
     ensure_resources(s, ddb, client("s3", s))
     engine = build_engine(s, ddb)

@@ -29,12 +29,9 @@ def idp():
 @pytest.fixture(scope="module")
 def base(docs_index: Settings, idp: IdentityProvider):
     s = docs_index.with_(
-        jwt_jwks_url=idp.url,
-        jwt_issuer=ISSUER,
-        jwt_audience=AUDIENCE,
-        insights_scope="support/admin",
-        sessions_table="s-front-door",
-        intent_history_table="h-front-door",
+        jwt={"jwks_url": idp.url, "issuer": ISSUER, "audience": AUDIENCE},
+        insights={"scope": "support/admin"},
+        sessions={"table": "s-front-door", "intent_history_table": "h-front-door"},
     )
     from assist.aws.resources import ensure_resources
 
@@ -93,13 +90,14 @@ def test_internal_routes_are_not_on_the_public_http_api_and_insights_needs_its_s
 
 def test_the_ollama_bearer_token_reaches_the_model_host(docs_index, ollama, session_id, tmp_path):
     s = docs_index.with_(
-        ollama_host=ollama.url,
-        ollama_host_explicit=True,
-        ollama_model_name="main-model:1b",
-        ollama_model_name_conversational="light-model:0.5b",
-        ollama_api_key="sk-model-host",
-        session_store="file",
-        session_store_file=str(tmp_path / "sessions.sqlite3"),
+        ollama={
+            "host": ollama.url,
+            "host_explicit": True,
+            "model_name": "main-model:1b",
+            "model_name_conversational": "light-model:0.5b",
+            "api_key": "sk-model-host",
+        },
+        sessions={"store": "file", "store_file": str(tmp_path / "sessions.sqlite3")},
     )
     answer = build_engine(s).ask(AskRequest(session_id=session_id, message="How is the engine configured?"))
     assert answer.degraded == []
@@ -111,7 +109,7 @@ def test_https_model_hosts_and_the_key_are_read_from_the_environment():
     s = Settings.from_env({"OLLAMA_HOST": "https://ollama.internal:443", "OLLAMA_API_KEY": "sk-1"})
     from assist.ollama_client import build_client
 
-    c = build_client(s.ollama_host, 1, 1, api_key=s.ollama_api_key)
+    c = build_client(s.ollama.host, 1, 1, api_key=s.ollama.api_key)
     assert str(c._client.base_url).startswith("https://ollama.internal")
     assert c._client.headers["authorization"] == "Bearer sk-1"
     assert "sk-1" not in repr(s)

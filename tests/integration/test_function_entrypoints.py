@@ -36,7 +36,7 @@ def function_env(settings, function: str, **extra: str) -> dict[str, str]:
     env.update(settings.env_lines())
     env.update(
         FUNCTION=function,
-        OLLAMA_HOST=settings.ollama_host,
+        OLLAMA_HOST=settings.ollama.host,
         LOG_FORMAT="json",
         PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
         PYTHONPATH=f"{ROOT}:{ROOT / 'layers/common/python'}",
@@ -177,7 +177,7 @@ def test_the_answer_handler_serves_api_gateway_events_and_task_payloads(docs_ind
 
 def test_the_export_handler_runs_the_export_on_a_schedule(docs_index, tmp_path):
     scheduled = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
-    settings = docs_index.with_(classifier_export_dir=str(tmp_path / "labels"), classifier_export_threshold=10**6)
+    settings = docs_index.with_(export={"dir": str(tmp_path / "labels"), "threshold": 10**6})
     result = LambdaFunction("export", settings).handler(scheduled)
     assert result["exported"] is False  # far below the threshold: nothing written, the watermark stays
     assert result["files"] == []
@@ -185,7 +185,7 @@ def test_the_export_handler_runs_the_export_on_a_schedule(docs_index, tmp_path):
 
 
 def test_in_aws_the_caller_is_the_jwt_subject(docs_index, session_id):
-    fn = LambdaFunction("answer", docs_index.with_(local_mode=False))
+    fn = LambdaFunction("answer", docs_index.with_(api={"local_mode": False}))
     mine = fn.handler(http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION}), None)
     assert mine["statusCode"] == 200
     other = http_event("POST", "/v1/ask", {"session_id": session_id, "message": QUESTION})
@@ -199,7 +199,7 @@ def test_in_aws_the_caller_is_the_jwt_subject(docs_index, session_id):
 def test_the_ask_function_in_aws_refuses_a_request_over_a_limit_before_starting_the_state_machine(docs_index):
     # a state machine that does not exist: a request that got as far as StartSyncExecution would fail with a 5xx
     arn = "arn:aws:states:us-east-1:123456789012:stateMachine:never-started"
-    fn = LambdaFunction("answer", docs_index.with_(local_mode=False, ask_state_machine_arn=arn))
+    fn = LambdaFunction("answer", docs_index.with_(api={"local_mode": False, "ask_state_machine_arn": arn}))
     multibyte = fn.handler(http_event("POST", "/v1/ask", {"session_id": "s", "message": "é" * 100_000}), None)
     assert (multibyte["statusCode"], json.loads(multibyte["body"])["detail"]) == (
         400,

@@ -161,8 +161,8 @@ def check(r: httpx.Response, what: str) -> None:
 @pytest.fixture(scope="module")
 def served(docs_index, tmp_path_factory):
     """The four functions' apps, the API app as `assist local up` builds it, each on its own port."""
-    settings = docs_index.with_(classifier_export_dir=str(tmp_path_factory.mktemp("labels")))
-    stack = ServerlessStack(settings, settings.aws_endpoint_url, name=f"assist-ask-hostile-{next(_names)}").start()
+    settings = docs_index.with_(export={"dir": str(tmp_path_factory.mktemp("labels"))})
+    stack = ServerlessStack(settings, settings.aws.endpoint_url, name=f"assist-ask-hostile-{next(_names)}").start()
     stack.warm()
     engine = stack.functions["answer"].engine.get()
     apps = {
@@ -179,7 +179,7 @@ def served(docs_index, tmp_path_factory):
 
 def test_every_route_survives_the_corpus_and_the_stack_stays_healthy(served):
     settings, by_app, bases = served
-    limit = settings.max_body_bytes
+    limit = settings.api.max_body_bytes
     every = [t for ts in by_app.values() for t in ts]
     paths = {t.path for t in by_app["api"]}
     assert {"/v1/ask", "/v1/ask/stream", "/v1/sessions/{session_id}", "/healthz"} <= paths  # the enumeration works

@@ -30,11 +30,8 @@ QUESTION = "How does the engine decide that a message is about billing?"
 @pytest.fixture(params=["dynamodb", "file"])
 def api(request, docs_index: Settings, ollama, tmp_path):
     s = docs_index.with_(
-        ollama_host=ollama.url,
-        ollama_model_name=MAIN,
-        ollama_model_name_conversational=LIGHT,
-        session_store=request.param,
-        session_store_file=str(tmp_path / "sessions.sqlite3"),
+        ollama={"host": ollama.url, "model_name": MAIN, "model_name_conversational": LIGHT},
+        sessions={"store": request.param, "store_file": str(tmp_path / "sessions.sqlite3")},
     )
     with serve(create_app(build_engine(s, client("dynamodb", s)))) as base:
         yield Api(base, s)
@@ -47,11 +44,11 @@ class Api:
     def records(self) -> dict[str, str]:
         """Each idempotency record's status, read from where the store keeps it."""
         if self.settings.session_backend == "file":
-            with contextlib.closing(sqlite3.connect(self.settings.session_store_file)) as db:
+            with contextlib.closing(sqlite3.connect(self.settings.sessions.store_file)) as db:
                 if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'idempotency'").fetchone():
                     return {}  # made by the first keyed request
                 return dict(db.execute("SELECT id, status FROM idempotency").fetchall())
-        items = client("dynamodb", self.settings).scan(TableName=self.settings.idempotency_table)["Items"]
+        items = client("dynamodb", self.settings).scan(TableName=self.settings.idempotency.table)["Items"]
         return {i["id"]["S"]: i["status"]["S"] for i in items}
 
 
@@ -184,7 +181,7 @@ def test_a_bad_key_is_a_400(api, session_id):
 
 def test_a_failed_request_gives_its_key_back(api, session_id):
     h = key()
-    too_long = "x" * (api.settings.max_message_chars + 1)
+    too_long = "x" * (api.settings.api.max_message_chars + 1)
     for _ in range(2):  # each try runs (and is refused) again: no 409, no replay of the refusal
         r = ask(api.url, h, session_id=session_id, message=too_long)
         assert r.status_code == 400
@@ -193,7 +190,7 @@ def test_a_failed_request_gives_its_key_back(api, session_id):
 
 
 def test_a_retry_that_outwaits_the_bound_is_a_409(docs_index: Settings, ollama, session_id):
-    s = docs_index.with_(ollama_host=ollama.url, ollama_model_name=MAIN, idempotency_wait_s=0.3)
+    s = docs_index.with_(ollama={"host": ollama.url, "model_name": MAIN}, idempotency={"wait_s": 0.3})
     ollama.first_token_delay_s = 2.0
     h = key()
     with serve(create_app(build_engine(s, client("dynamodb", s)))) as base:

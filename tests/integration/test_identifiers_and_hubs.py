@@ -79,7 +79,7 @@ def overview_index(base_settings, embedder, tmp_path_factory):
         )
         lines.append(f"- [ADR.{n}](decisions/{stem}.md) {title}: {summary}")
     (root / "overview.md").write_text("# Architecture overview\n\nEvery decision in one place.\n\n" + "\n".join(lines))
-    s = base_settings.with_(index_uri=str(tmp_path_factory.mktemp("hub-index")))
+    s = base_settings.with_(index={"uri": str(tmp_path_factory.mktemp("hub-index"))})
     ingest(root, s, embedder, progress=False)
     return s
 
@@ -90,13 +90,13 @@ def test_an_overview_linking_every_decision_is_a_hub_and_is_damped(overview_inde
     questions = [f"how is it decided that {s[0].lower()}{s[1:]}" for _, s in DECISIONS.values()]
 
     def overview_in_top_two(damping: float) -> int:
-        r = lazy_retriever(overview_index.with_(retrieve_hub_damping=damping))()
+        r = lazy_retriever(overview_index.with_(retrieve={"hub_damping": damping}))()
         assert r.catalog().hubs == {"overview": 1.0}
         return sum("overview" in list(dict.fromkeys(c.doc_id for c in r.search(q, k=10).chunks))[:2] for q in questions)
 
     undamped = overview_in_top_two(0.0)
     assert undamped == len(questions), "the overview holds every question's words: it crowds in undamped"
-    assert overview_in_top_two(overview_index.retrieve_hub_damping) < undamped
+    assert overview_in_top_two(overview_index.retrieve.hub_damping) < undamped
 
 
 def test_the_registry_of_the_architecture_corpus_is_its_only_hub(retriever):

@@ -29,7 +29,7 @@ def corpus(tmp_path):
 
 
 def test_reingest_is_incremental_by_content(corpus, base_settings, embedder, tmp_path):
-    s = base_settings.with_(index_uri=str(tmp_path / "idx"))
+    s = base_settings.with_(index={"uri": str(tmp_path / "idx")})
     first = ingest(corpus, s, embedder, progress=False)
     assert (first.added_docs, first.unchanged_docs) == (2, 0)
     again = ingest(corpus, s, embedder, progress=False)
@@ -48,7 +48,7 @@ def test_reingest_is_incremental_by_content(corpus, base_settings, embedder, tmp
 
 
 def test_search_finds_the_right_section_and_handles_hostile_text(corpus, base_settings, embedder, tmp_path):
-    s = base_settings.with_(index_uri=str(tmp_path / "idx"))
+    s = base_settings.with_(index={"uri": str(tmp_path / "idx")})
     ingest(corpus, s, embedder, progress=False)
     r = Retriever(open_table(s, embedder), embedder)
     top = r.search("how many calls per second in a burst?", k=2)
@@ -61,13 +61,13 @@ def test_search_finds_the_right_section_and_handles_hostile_text(corpus, base_se
 
 def test_missing_index_is_a_clear_error(base_settings, embedder, tmp_path):
     with pytest.raises(IndexUnavailable, match="assist index docs"):
-        open_table(base_settings.with_(index_uri=str(tmp_path / "nothing")), embedder)
+        open_table(base_settings.with_(index={"uri": str(tmp_path / "nothing")}), embedder)
 
 
 def test_index_on_s3_via_the_moto_server(base_settings, embedder, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(DOCS, docs, ignore=shutil.ignore_patterns("adr"))
-    s = base_settings.with_(index_uri="s3://assist-data/test-index")
+    s = base_settings.with_(index={"uri": "s3://assist-data/test-index"})
     s3 = client("s3", s)
     stats = ingest(docs, s, embedder, progress=False, s3=s3)
     assert stats.chunks > 20
@@ -83,7 +83,7 @@ def test_the_first_use_builds_a_missing_index_and_leaves_an_existing_one(base_se
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# Quotas\n\nEach plan has a monthly quota of calls.\n")
-    s = base_settings.with_(index_uri=str(tmp_path / "index"))
+    s = base_settings.with_(index={"uri": str(tmp_path / "index")})
     built = []
     stats = ensure_index(s, lambda: built.append(1) or embedder, docs)
     assert stats is not None

@@ -33,7 +33,7 @@ GAPS = [
 
 @pytest.fixture(scope="module")
 def env(docs_index: Settings):
-    s = docs_index.with_(sessions_table="s-insights", intent_history_table="h-insights")
+    s = docs_index.with_(sessions={"table": "s-insights", "intent_history_table": "h-insights"})
     ddb = client("dynamodb", s)
     ensure_resources(s, ddb, client("s3", s))
     engine = build_engine(s, ddb)
@@ -85,7 +85,7 @@ def test_thumbs_down_turns_are_listed_for_review_redacted(env):
 def test_the_window_is_read_by_day_and_counts_exactly_the_turns_created_in_it(docs_index: Settings):
     from assist.aws.capacity import query_units
 
-    s = docs_index.with_(sessions_table="s-window", intent_history_table="h-window")
+    s = docs_index.with_(sessions={"table": "s-window", "intent_history_table": "h-window"})
     ddb = client("dynamodb", s)
     ensure_resources(s, ddb, client("s3", s))
     now = datetime.now(UTC)
@@ -96,7 +96,9 @@ def test_the_window_is_read_by_day_and_counts_exactly_the_turns_created_in_it(do
     g = gather(s, open_store(s, ddb), 3, now=now)
     assert len(g.entries) == expected
     assert g.queries == 4  # one per day of the window (today and three before), no scan
-    scan = sum(query_units(p["Items"]) for p in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table))
+    scan = sum(
+        query_units(p["Items"]) for p in ddb.get_paginator("scan").paginate(TableName=s.sessions.intent_history_table)
+    )
     assert g.read_units < scan / 2
     capped = gather(s, open_store(s, ddb), 3, now=now, max_entries=10)
     assert (len(capped.entries), capped.truncated) == (10, True)

@@ -23,7 +23,7 @@ QUESTIONS = ["How is the engine configured?", "How do I rebuild the index?", "Wh
 
 @pytest.fixture
 def embedded(docs_index: Settings, tmp_path) -> Settings:
-    return docs_index.with_(session_store="file", session_store_file=str(tmp_path / "sessions.sqlite3"))
+    return docs_index.with_(sessions={"store": "file", "store_file": str(tmp_path / "sessions.sqlite3")})
 
 
 def test_the_page_and_the_report_read_the_embedded_store(embedded: Settings, tmp_path):
@@ -41,14 +41,14 @@ def test_the_page_and_the_report_read_the_embedded_store(embedded: Settings, tmp
         page = httpx.get(base + "/insights?days=7", timeout=120)
     assert page.status_code == 200, page.text
     assert re.search(r"<b>3</b>questions", page.text)
-    assert Path(embedded.session_store_file).stat().st_size > 0
+    assert Path(embedded.sessions.store_file).stat().st_size > 0
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     environ |= {
         "SESSION_STORE": "file",
-        "SESSION_STORE_FILE": embedded.session_store_file,
-        "INDEX_URI": embedded.index_uri,
-        "EMBED_MODEL_DIR": str(Path(embedded.embed_model_dir).resolve()),
+        "SESSION_STORE_FILE": embedded.sessions.store_file,
+        "INDEX_URI": embedded.index.uri,
+        "EMBED_MODEL_DIR": str(Path(embedded.embed.model_dir).resolve()),
         "HF_HUB_OFFLINE": "1",
         "LOG_LEVEL": "WARNING",
     }

@@ -21,15 +21,15 @@ def test_small_load_run_is_clean_and_the_audit_sees_tampering(docs_index):
         assert result["p50_ms"] <= result["p95_ms"] <= result["p99_ms"]
 
         ddb = client("dynamodb", docs_index)
-        sid = next(iter(_sessions(ddb, docs_index.sessions_table)))
+        sid = next(iter(_sessions(ddb, docs_index.sessions.table)))
         items = ddb.query(
-            TableName=docs_index.sessions_table,
+            TableName=docs_index.sessions.table,
             KeyConditionExpression="session_id = :s AND turn > :z",
             ExpressionAttributeValues={":s": {"S": sid}, ":z": {"N": "0"}},
         )["Items"]
         copy = {**items[0], "turn": {"N": "99"}}
-        ddb.put_item(TableName=docs_index.sessions_table, Item=copy)  # a duplicated message
-        ddb.delete_item(TableName=docs_index.sessions_table, Key={"session_id": {"S": sid}, "turn": items[1]["turn"]})
+        ddb.put_item(TableName=docs_index.sessions.table, Item=copy)  # a duplicated message
+        ddb.delete_item(TableName=docs_index.sessions.table, Key={"session_id": {"S": sid}, "turn": items[1]["turn"]})
         answered = {sid: [i["message"]["S"] for i in items]}
         lost, duplicated = _audit(base, answered)
     assert duplicated == 1

@@ -33,7 +33,7 @@ class Counting:
 @pytest.fixture
 def engine_and_counter(docs_index: Settings, ollama):
     s = docs_index.with_(
-        ollama_host=ollama.url, ollama_model_name="main-model:1b", ollama_model_name_conversational="light-model:0.5b"
+        ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"}
     )
     engine = build_engine(s, client("dynamodb", s))
     counter = Counting(s)

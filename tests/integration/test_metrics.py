@@ -38,7 +38,7 @@ def emf(records: list[dict], metric: str) -> list[dict]:
 
 
 def test_an_ask_on_the_local_stack_writes_turn_and_degraded_records(docs_index, session_id):
-    stack = ServerlessStack(docs_index, docs_index.aws_endpoint_url, name="assist-metrics").start()
+    stack = ServerlessStack(docs_index, docs_index.aws.endpoint_url, name="assist-metrics").start()
     try:
         app = create_app(stack.functions["answer"].engine.get(), ask_via=stack.ask)
         with serve(app) as base, capture_logs() as logs:
@@ -65,8 +65,8 @@ def test_assist_ask_json_logs_the_same_records_as_emf_json_lines(docs_index, oll
     env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "HF_HUB_OFFLINE") if k in os.environ}
     env |= {
         "PYTHONPATH": f"{ROOT / 'layers/common/python'}:{ROOT}",
-        "INDEX_URI": docs_index.index_uri,
-        "EMBED_MODEL_DIR": docs_index.embed_model_dir,
+        "INDEX_URI": docs_index.index.uri,
+        "EMBED_MODEL_DIR": docs_index.embed.model_dir,
         "SESSION_STORE": "file",
         "SESSION_STORE_FILE": str(tmp_path / "sessions.sqlite3"),
         "OLLAMA_HOST": ollama.url,
@@ -99,10 +99,9 @@ def test_export_and_index_builds_write_their_counts(docs_index, embedder, tmp_pa
     for i in range(3):
         (docs / f"page-{i}.md").write_text(f"# Page {i}\n\nThe engine stores page {i} in the index.\n")
     s = docs_index.with_(
-        index_uri=str(tmp_path / "index"),
-        session_store="file",
-        session_store_file=str(tmp_path / "s.sqlite3"),
-        classifier_export_dir=str(tmp_path / "labels"),
+        index={"uri": str(tmp_path / "index")},
+        sessions={"store": "file", "store_file": str(tmp_path / "s.sqlite3")},
+        export={"dir": str(tmp_path / "labels")},
     )
     with capture_logs() as logs:
         ingest(docs, s, embedder, progress=False)

@@ -52,7 +52,7 @@ def env(tmp_path, docs_index):
     environ |= {
         "PYTHONPATH": f"{ROOT / 'layers/common/python'}:{ROOT}",
         "INDEX_URI": str(tmp_path / "index"),
-        "EMBED_MODEL_DIR": docs_index.embed_model_dir,
+        "EMBED_MODEL_DIR": docs_index.embed.model_dir,
         "INDEX_GATE_QUERIES": str(queries),
         "INDEX_GATE_QRELS": str(qrels),
     }
@@ -97,7 +97,7 @@ def test_publish_gate_refresh_and_rollback(env, docs_index):
     assert pointer.read(root)["version"] == first["version"]
 
     s = docs_index.with_(
-        index_uri=root, index_refresh_s=REFRESH_S, session_store="file", session_store_file=str(tmp / "s.sqlite3")
+        index={"uri": root, "refresh_s": REFRESH_S}, sessions={"store": "file", "store_file": str(tmp / "s.sqlite3")}
     )
     engine = build_engine(s)  # warm from here on: one process, never restarted
     assert cited(engine) == {"tomatoes", "compost"}

@@ -11,18 +11,18 @@ pytestmark = pytest.mark.integration
 def test_tables_match_the_template(base_settings):
     ddb = client("dynamodb", base_settings)
     resources = load_template()["Resources"]
-    for logical, field in TABLES.items():
+    for logical, table_name in TABLES.items():
         declared = resources[logical]["Properties"]
-        actual = ddb.describe_table(TableName=getattr(base_settings, field))["Table"]
+        actual = ddb.describe_table(TableName=table_name(base_settings))["Table"]
         assert actual["KeySchema"] == declared["KeySchema"]
         assert sorted(actual["AttributeDefinitions"], key=str) == sorted(declared["AttributeDefinitions"], key=str)
-        ttl = ddb.describe_time_to_live(TableName=getattr(base_settings, field))["TimeToLiveDescription"]
+        ttl = ddb.describe_time_to_live(TableName=table_name(base_settings))["TimeToLiveDescription"]
         assert ttl["AttributeName"] == declared["TimeToLiveSpecification"]["AttributeName"]
 
 
 def test_bucket_exists_with_versioning(base_settings):
     s3 = client("s3", base_settings)
-    assert s3.get_bucket_versioning(Bucket=base_settings.bucket)["Status"] == "Enabled"
+    assert s3.get_bucket_versioning(Bucket=base_settings.aws.bucket)["Status"] == "Enabled"
 
 
 def test_every_table_and_bucket_the_template_declares_exists_locally(base_settings):
@@ -35,6 +35,6 @@ def test_every_table_and_bucket_the_template_declares_exists_locally(base_settin
     assert declared_tables == set(TABLES)
     assert declared_buckets == {BUCKET}
     tables = set(client("dynamodb", base_settings).list_tables()["TableNames"])
-    assert {getattr(base_settings, field) for field in TABLES.values()} <= tables
+    assert {table_name(base_settings) for table_name in TABLES.values()} <= tables
     buckets = {b["Name"] for b in client("s3", base_settings).list_buckets()["Buckets"]}
-    assert base_settings.bucket in buckets
+    assert base_settings.aws.bucket in buckets

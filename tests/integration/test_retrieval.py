@@ -180,10 +180,10 @@ def test_vector_index_appears_at_its_threshold_and_no_row_stays_unindexed(base_s
     ]
     db = connect(str(tmp_path / "idx"))
     table = db.create_table("chunks", data=rows[:300], schema=schema(Space()))
-    refresh_indexes(table, base_settings.with_(index_vector_index_rows=1000))
+    refresh_indexes(table, base_settings.with_(index={"vector_index_rows": 1000}))
     assert [ix.columns for ix in table.list_indices()] == [[FTS_COLUMN]]
     table.add(rows[300:])
-    refresh_indexes(table, base_settings.with_(index_vector_index_rows=350))
+    refresh_indexes(table, base_settings.with_(index={"vector_index_rows": 350}))
     indices = {ix.columns[0]: ix.name for ix in table.list_indices()}
     assert set(indices) == {FTS_COLUMN, "vector"}
     for name in indices.values():
@@ -196,7 +196,7 @@ def test_an_fts_index_is_never_built_on_an_empty_table(base_settings, tmp_path):
         id, dim = "test:random", 4
 
     table = connect(str(tmp_path / "idx")).create_table("chunks", schema=schema(Space()))
-    refresh_indexes(table, base_settings.with_(index_vector_index_rows=1))
+    refresh_indexes(table, base_settings.with_(index={"vector_index_rows": 1}))
     assert table.list_indices() == []
 
 
@@ -204,8 +204,8 @@ def test_one_writer_at_a_time_locally(base_settings, embedder, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nThe alpha section.\n")
-    s = base_settings.with_(index_uri=str(tmp_path / "idx"))
-    with writer_lease(s.index_uri), pytest.raises(IndexBusy, match="another writer"):
+    s = base_settings.with_(index={"uri": str(tmp_path / "idx")})
+    with writer_lease(s.index.uri), pytest.raises(IndexBusy, match="another writer"):
         ingest(docs, s, embedder, progress=False)
     assert ingest(docs, s, embedder, progress=False).added_docs == 1  # released, so the next writer goes on
     assert not (tmp_path / "idx" / LOCK_NAME).exists()
@@ -215,11 +215,11 @@ def test_one_writer_at_a_time_on_s3_and_a_stale_lease_is_taken_over(base_setting
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text("# A\n\nThe alpha section.\n")
-    s = base_settings.with_(index_uri=f"s3://{base_settings.bucket}/lease-{tmp_path.name}")
+    s = base_settings.with_(index={"uri": f"s3://{base_settings.aws.bucket}/lease-{tmp_path.name}"})
     s3 = client("s3", s)
-    with writer_lease(s.index_uri, s3), pytest.raises(IndexBusy):
+    with writer_lease(s.index.uri, s3), pytest.raises(IndexBusy):
         ingest(docs, s, embedder, progress=False, s3=s3)
-    with writer_lease(s.index_uri, s3, ttl_s=-1):  # a writer that died: its lease has expired
+    with writer_lease(s.index.uri, s3, ttl_s=-1):  # a writer that died: its lease has expired
         assert ingest(docs, s, embedder, progress=False, s3=s3).added_docs == 1
     assert Retriever(open_table(s, embedder), embedder).search("alpha section", k=1).chunks[0].doc_id == "a"
 

@@ -24,7 +24,7 @@ def test_adaptive_beats_fts_vector_and_lancedb_rrf_on_the_docs_set(base_settings
             DATA / "qrels.tsv",
             s,
             index_dir,
-            base_settings.with_(log_level="WARNING"),
+            base_settings.with_(logs={"level": "WARNING"}),
             embedder,
         )
         for s in STRATEGIES

@@ -31,11 +31,13 @@ def reply_for(label: str):
 @pytest.fixture
 def settings(docs_index: Settings, ollama) -> Settings:
     return docs_index.with_(
-        classifier_model_path=MODEL,
-        ollama_host=ollama.url,
-        ollama_host_explicit=True,  # as with OLLAMA_HOST set: the LLM layer is on
-        ollama_model_name="main-model:1b",
-        ollama_model_name_conversational="light-model:0.5b",
+        classifier={"model_path": MODEL},
+        ollama={
+            "host": ollama.url,
+            "host_explicit": True,  # as with OLLAMA_HOST set: the LLM layer is on
+            "model_name": "main-model:1b",
+            "model_name_conversational": "light-model:0.5b",
+        },
     )
 
 
@@ -113,7 +115,9 @@ def test_en_menos_palabras_is_conversational_and_skips_retrieval(settings, ollam
 
 def test_a_declared_type_bypasses_every_layer(settings, ollama, session_id):
     ollama.responder = reply_for("PLATFORM")
-    with api(settings.with_(classifier_confidence_threshold=1.01)) as base:  # any free-text message would reach the LLM
+    with api(
+        settings.with_(classifier={"confidence_threshold": 1.01})
+    ) as base:  # any free-text message would reach the LLM
         body = ask(base, session_id=session_id, message="explain this", query_type="CODE_GENERATION")
     assert (body["route"]["type"], body["route"]["layer"], body["route"]["confidence"]) == (
         "CODE_GENERATION",
@@ -129,7 +133,7 @@ def test_the_llm_layer_sees_the_intent_history_and_never_raw_messages(settings, 
         "Write a function that validates the signature of an incoming webhook and rejects replays older than 5 min",
         "How does the platform sign webhook payloads, and which header carries the signature and the timestamp?",
     ]
-    with api(settings.with_(classifier_confidence_threshold=1.01)) as base:  # every free-text message asks the LLM
+    with api(settings.with_(classifier={"confidence_threshold": 1.01})) as base:  # every free-text message asks the LLM
         first = ask(base, session_id=session_id, message=long_turns[0])
         second = ask(base, session_id=session_id, message=long_turns[1])
         third = ask(base, session_id=session_id, message="and in Go?")

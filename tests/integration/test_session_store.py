@@ -31,7 +31,7 @@ pytestmark = pytest.mark.integration
 def store(request, base_settings, tmp_path):
     if request.param == "dynamodb":
         s = base_settings
-        return DynamoDBStore(client("dynamodb", s), s.sessions_table, s.intent_history_table)
+        return DynamoDBStore(client("dynamodb", s), s.sessions.table, s.sessions.intent_history_table)
     return SQLiteStore(tmp_path / "sessions.sqlite3")
 
 
@@ -110,15 +110,17 @@ def test_recent_is_the_last_turns_oldest_first_with_their_intent_entries(store, 
 
 def test_open_store_follows_the_setting(base_settings, tmp_path):
     path = str(tmp_path / "s.sqlite3")
-    assert isinstance(open_store(base_settings.with_(session_store="file", session_store_file=path)), SQLiteStore)
+    assert isinstance(open_store(base_settings.with_(sessions={"store": "file", "store_file": path})), SQLiteStore)
     assert isinstance(open_store(base_settings), DynamoDBStore)  # an endpoint is configured: auto means DynamoDB
-    bare = base_settings.with_(aws_endpoint_url=None, emulator_access_key_id=None, emulator_secret_access_key=None)
-    assert isinstance(open_store(bare.with_(session_store_file=path)), SQLiteStore)
+    bare = base_settings.with_(
+        aws={"endpoint_url": None, "emulator_access_key_id": None, "emulator_secret_access_key": None}
+    )
+    assert isinstance(open_store(bare.with_(sessions={"store_file": path})), SQLiteStore)
 
 
 def test_an_unreachable_local_endpoint_says_to_start_the_stack(base_settings, session_id):
-    dead = base_settings.with_(aws_endpoint_url="http://127.0.0.1:9")
-    store = DynamoDBStore(client("dynamodb", dead), dead.sessions_table, dead.intent_history_table)
+    dead = base_settings.with_(aws={"endpoint_url": "http://127.0.0.1:9"})
+    store = DynamoDBStore(client("dynamodb", dead), dead.sessions.table, dead.sessions.intent_history_table)
     with pytest.raises(StoreUnavailable, match=r"is the local stack running\? Start it with `make run`") as err:
         store.recent(session_id, "me")
     assert not err.value.transient

@@ -38,7 +38,7 @@ def shared_index(base_settings, embedder, tmp_path_factory):
     for path, text in DOCS.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    s = base_settings.with_(index_uri=str(tmp_path_factory.mktemp("shared-index")))
+    s = base_settings.with_(index={"uri": str(tmp_path_factory.mktemp("shared-index"))})
     ingest(root, s, embedder, progress=False)
     return s
 
@@ -64,7 +64,7 @@ def test_a_key_a_few_documents_share_names_the_same_first_document_everywhere(sh
     assert top.found_by[0] == "identifier"
 
     corpus = lazy_corpus(shared_index)()
-    match = recognize(question, lambda: corpus, shared_index.retrieve_corpus_chars)
+    match = recognize(question, lambda: corpus, shared_index.retrieve.corpus_chars)
     assert match is not None
     assert match.kind == "document"
     assert match.documents[0] == top.doc_id
@@ -83,7 +83,7 @@ def test_a_key_more_than_three_documents_share_names_none_of_them_anywhere(share
     assert all("identifier" not in c.found_by for c in result.chunks)
 
     corpus = lazy_corpus(shared_index)()
-    match = recognize("What does RFC-7 say?", lambda: corpus, shared_index.retrieve_corpus_chars)
+    match = recognize("What does RFC-7 say?", lambda: corpus, shared_index.retrieve.corpus_chars)
     assert match is None or (match.kind != "document" and not match.missing)
 
     by_key, by_id = mcp_documents(shared_index, ["RFC-7", "guides/guide-3"])
@@ -98,21 +98,21 @@ def test_the_manifest_follows_the_index_a_reader_opens(shared_index, base_settin
     from assist.retrieve.manifest import load
     from assist.sources.sync import ingest
 
-    db = connect(shared_index.index_uri)
-    first = load(db, shared_index.index_uri, shared_index.index_table)
-    assert first is load(db, shared_index.index_uri, shared_index.index_table)  # read once
+    db = connect(shared_index.index.uri)
+    first = load(db, shared_index.index.uri, shared_index.index.table)
+    assert first is load(db, shared_index.index.uri, shared_index.index.table)  # read once
 
     root = tmp_path / "docs"
     root.mkdir()
     (root / "adr-8-other.md").write_text("---\nid: ADR-8\n---\n# Another corpus's ADR-8\n\nSomething else.\n")
-    other = base_settings.with_(index_uri=str(tmp_path / "index"))
+    other = base_settings.with_(index={"uri": str(tmp_path / "index")})
     ingest(root, other, embedder, progress=False)
-    switched = load(connect(other.index_uri), other.index_uri, other.index_table)
+    switched = load(connect(other.index.uri), other.index.uri, other.index.table)
     assert switched is not None
     assert switched.keys["adr-8"] == ("adr-8-other",)
 
     (root / "adr-9.md").write_text("---\nid: ADR-9\n---\n# A ninth decision\n\nAdded later.\n")
     ingest(root, other, embedder, progress=False)
-    rebuilt = load(connect(other.index_uri), other.index_uri, other.index_table)
+    rebuilt = load(connect(other.index.uri), other.index.uri, other.index.table)
     assert rebuilt is not switched
     assert rebuilt.owners("adr-9") == ("adr-9",)

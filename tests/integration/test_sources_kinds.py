@@ -141,7 +141,7 @@ def indexed(base_settings: Settings, embedder: Embedder, tmp_path_factory: pytes
           - handbook.pdf
         """)
     )
-    s = base_settings.with_(index_uri=str(tmp_path / "index"))
+    s = base_settings.with_(index={"uri": str(tmp_path / "index")})
     result = sync_sources(load_file(tmp_path / "sources.yaml"), s, embedder, progress=False)
     assert [x["kind"] for x in result["sources"]] == ["openapi", "repo", "pdf"]
     return s
@@ -150,7 +150,7 @@ def indexed(base_settings: Settings, embedder: Embedder, tmp_path_factory: pytes
 def test_operations_are_found_by_their_purpose(indexed: Settings, embedder: Embedder):
     from assist.retrieve.search import Retriever
 
-    table = connect(indexed.index_uri).open_table(indexed.index_table)
+    table = connect(indexed.index.uri).open_table(indexed.index.table)
     retriever = Retriever(table, embedder)
     for question, doc_id in [
         ("how do I stop a customer's plan from renewing?", "api/operations/cancelSubscription"),
@@ -181,7 +181,7 @@ def test_code_generation_cites_the_function_it_needs(indexed: Settings, session_
 
 
 def test_repo_files_mdx_rst_and_pdf_keep_their_sections(indexed: Settings):
-    table = connect(indexed.index_uri).open_table(indexed.index_table)
+    table = connect(indexed.index.uri).open_table(indexed.index.table)
     rows = table.search().select(["doc_id", "heading", "text", "url"]).limit(None).to_list()
     by_doc = {}
     for r in rows:
@@ -212,23 +212,23 @@ def test_repo_files_mdx_rst_and_pdf_keep_their_sections(indexed: Settings):
 def test_a_malformed_spec_is_refused_and_the_index_stays(
     indexed: Settings, embedder: Embedder, tmp_path: Path, text: str, message: str
 ):
-    table = connect(indexed.index_uri).open_table(indexed.index_table)
+    table = connect(indexed.index.uri).open_table(indexed.index.table)
     before = table.version
     bad = tmp_path / "bad.yaml"
     bad.write_text(text)
     with pytest.raises(SourceError, match=message):
         sync_sources([SourceSpec(str(bad))], indexed, embedder, progress=False)
-    assert connect(indexed.index_uri).open_table(indexed.index_table).version == before
+    assert connect(indexed.index.uri).open_table(indexed.index.table).version == before
 
 
 def test_a_repository_is_cloned_from_what_git_clone_takes(indexed: Settings, embedder: Embedder, tmp_path: Path):
     repo = make_repo(tmp_path / "work")
     bare = tmp_path / "sdk.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
-    s = indexed.with_(index_uri=str(tmp_path / "cloned"))
+    s = indexed.with_(index={"uri": str(tmp_path / "cloned")})
     result = sync_sources([SourceSpec(str(bare))], s, embedder, progress=False)
     assert result["sources"][0]["kind"] == "repo"
-    table = connect(s.index_uri).open_table(s.index_table)
+    table = connect(s.index.uri).open_table(s.index.table)
     assert {"sdk/client.py", "sdk/retry.js", "guide", "setup"} == {
         r["doc_id"] for r in table.search().select(["doc_id"]).limit(None).to_list()
     }

@@ -60,11 +60,11 @@ def site():
 
 @pytest.fixture
 def settings(base_settings: Settings, tmp_path) -> Settings:
-    return base_settings.with_(index_uri=str(tmp_path / "index"), crawl_delay_s=0.0)
+    return base_settings.with_(index={"uri": str(tmp_path / "index")}, crawl={"delay_s": 0.0})
 
 
 def rows(settings: Settings) -> list[dict]:
-    table = connect(settings.index_uri).open_table(settings.index_table)
+    table = connect(settings.index.uri).open_table(settings.index.table)
     return table.search().select(["doc_id", "url", "text", "heading"]).limit(None).to_list()
 
 
@@ -84,7 +84,7 @@ def test_crawl_honours_robots_keeps_urls_and_drops_chrome(site: DocsSite, settin
         assert chrome not in text
     assert "```bash\nsudo apt-get install acme-agent\n```" in text
     # the navigation every page repeats names every page; without it, a question finds the one page about it
-    table = connect(settings.index_uri).open_table(settings.index_table)
+    table = connect(settings.index.uri).open_table(settings.index.table)
     top = Retriever(table, embedder).search("configuring tokens: how often to rotate", k=3).chunks
     assert top[0].doc_id == "config"
     assert top[0].url == site.url + "/docs/config.html#rotation"
@@ -136,7 +136,7 @@ def test_bad_input_is_a_clear_error_and_the_index_stays(
 ):
     location = site.url + "/docs/sitemap.xml"
     sync_sources([SourceSpec(location)], settings, embedder, progress=False)
-    before = doc_hashes(connect(settings.index_uri).open_table(settings.index_table))
+    before = doc_hashes(connect(settings.index.uri).open_table(settings.index.table))
     expected = {
         "unreachable": "unreachable",
         "missing": "HTTP 404",
@@ -160,7 +160,7 @@ def test_bad_input_is_a_clear_error_and_the_index_stays(
         site.put("/docs/sitemap.xml", "<urlset><url><loc>", "application/xml")
     with pytest.raises(SourceError, match=expected):
         sync_sources([SourceSpec(location)], settings, embedder, progress=False)
-    assert doc_hashes(connect(settings.index_uri).open_table(settings.index_table)) == before
+    assert doc_hashes(connect(settings.index.uri).open_table(settings.index.table)) == before
 
 
 def test_the_scheduled_sync_function_runs_the_sources_file_against_the_index_on_s3(
@@ -171,22 +171,26 @@ def test_the_scheduled_sync_function_runs_the_sources_file_against_the_index_on_
 
     s3 = client("s3", base_settings)
     key = f"sources/{site.url.rsplit(':', 1)[-1]}.yaml"
-    s3.put_object(Bucket=base_settings.bucket, Key=key, Body=f"sources:\n  - {site.url}/docs/sitemap.xml\n".encode())
+    s3.put_object(
+        Bucket=base_settings.aws.bucket, Key=key, Body=f"sources:\n  - {site.url}/docs/sitemap.xml\n".encode()
+    )
     s = base_settings.with_(
-        index_uri=f"s3://{base_settings.bucket}/sync-{key[8:-5]}",
-        sources_file=f"s3://{base_settings.bucket}/{key}",
-        crawl_delay_s=0.0,
+        index={"uri": f"s3://{base_settings.aws.bucket}/sync-{key[8:-5]}"},
+        sources={"file": f"s3://{base_settings.aws.bucket}/{key}"},
+        crawl={"delay_s": 0.0},
     )
     scheduled = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
     first = LambdaFunction("sync", s).handler(scheduled)
     assert (first["docs"], first["added_docs"]) == (3, 3)
     again = LambdaFunction("sync", s).handler(scheduled)
     assert (again["added_docs"], again["sources"][0]["fetched"]) == (0, 0)
-    table = connect(s.index_uri, s.storage_options()).open_table(s.index_table)
+    table = connect(s.index.uri, s.storage_options()).open_table(s.index.table)
     assert {r["url"].split("#")[0] for r in table.search().select(["url"]).limit(None).to_list()} == {
         f"{site.url}/docs/index.html",
         f"{site.url}/docs/install.html",
         f"{site.url}/docs/config.html",
     }
     with pytest.raises(SourceError, match="NoSuchKey"):
-        LambdaFunction("sync", s.with_(sources_file=f"s3://{s.bucket}/sources/missing.yaml")).handler(scheduled)
+        LambdaFunction("sync", s.with_(sources={"file": f"s3://{s.aws.bucket}/sources/missing.yaml"})).handler(
+            scheduled
+        )

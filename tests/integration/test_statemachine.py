@@ -34,7 +34,7 @@ _names = itertools.count(1)
 
 @pytest.fixture(scope="module")
 def stack(docs_index):
-    s = ServerlessStack(docs_index, docs_index.aws_endpoint_url, name=f"assist-ask-scenarios-{next(_names)}").start()
+    s = ServerlessStack(docs_index, docs_index.aws.endpoint_url, name=f"assist-ask-scenarios-{next(_names)}").start()
     s.warm()
     yield s
     s.stop()
@@ -66,7 +66,7 @@ def task_events(execution, state: str) -> list[str]:
 def test_the_local_state_machine_is_the_deployed_definition(stack, docs_index):
     sfn = client("stepfunctions", docs_index)
     described = sfn.describe_state_machine(stateMachineArn=stack.arn)
-    assert described["definition"] == local_definition(docs_index.aws_region)
+    assert described["definition"] == local_definition(docs_index.aws.region)
     assert described["type"] == "EXPRESS"
 
 
@@ -210,8 +210,8 @@ def executions(stack) -> int:
 
 
 def test_the_model_answers_from_the_chunks_that_travelled_through_the_state_machine(docs_index, ollama, session_id):
-    settings = docs_index.with_(ollama_host=ollama.url, ollama_model_name="main-model:1b")
-    stack = ServerlessStack(settings, settings.aws_endpoint_url, name=f"assist-ask-llm-{next(_names)}").start()
+    settings = docs_index.with_(ollama={"host": ollama.url, "model_name": "main-model:1b"})
+    stack = ServerlessStack(settings, settings.aws.endpoint_url, name=f"assist-ask-llm-{next(_names)}").start()
     try:
         ollama.reply("Routing decides by layers [1].", model="main-model:1b")
         answer = stack.ask(AskRequest(session_id=session_id, message=QUESTION))

@@ -33,7 +33,7 @@ def read_events(resp: httpx.Response) -> list[tuple[str, dict, float]]:
 @pytest.fixture
 def api(docs_index: Settings, ollama):
     s = docs_index.with_(
-        ollama_host=ollama.url, ollama_model_name="main-model:1b", ollama_model_name_conversational="light-model:0.5b"
+        ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"}
     )
     with serve(create_app(build_engine(s, client("dynamodb", s)))) as base:
         yield base, s
@@ -82,12 +82,12 @@ def test_client_disconnect_cancels_the_model_stream_and_keeps_the_turn(api, olla
                     break  # the user closes the tab
     assert ollama.disconnected.wait(5), "the engine must close its stream to Ollama"
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not turns(settings, settings.sessions_table, session_id):
+    while time.monotonic() < deadline and not turns(settings, settings.sessions.table, session_id):
         time.sleep(0.05)
-    (stored,) = turns(settings, settings.sessions_table, session_id)
+    (stored,) = turns(settings, settings.sessions.table, session_id)
     assert stored["answer"]["S"].startswith("word0")
     assert "client_disconnected" in [d["S"] for d in stored["degraded"]["L"]]
-    assert len(turns(settings, settings.intent_history_table, session_id)) == 1
+    assert len(turns(settings, settings.sessions.intent_history_table, session_id)) == 1
 
 
 def test_a_client_gone_before_the_first_token_still_leaves_its_turn_once(api, ollama, session_id):
@@ -98,12 +98,12 @@ def test_a_client_gone_before_the_first_token_still_leaves_its_turn_once(api, ol
     with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=30) as resp:
         assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not turns(settings, settings.sessions_table, session_id):
+    while time.monotonic() < deadline and not turns(settings, settings.sessions.table, session_id):
         time.sleep(0.05)
-    (stored,) = turns(settings, settings.sessions_table, session_id)
+    (stored,) = turns(settings, settings.sessions.table, session_id)
     assert stored["turn"]["N"] == "1"
     assert "client_disconnected" in [d["S"] for d in stored["degraded"]["L"]]
-    assert len(turns(settings, settings.intent_history_table, session_id)) == 1
+    assert len(turns(settings, settings.sessions.intent_history_table, session_id)) == 1
 
 
 def test_stream_without_ollama_is_extractive_with_a_reason(docs_index: Settings, session_id):

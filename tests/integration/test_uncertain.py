@@ -31,7 +31,7 @@ def llm():
 
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings, llm) -> Settings:
-    return docs_index.with_(ollama_host=llm.url, ollama_model_name=MAIN, ollama_model_name_conversational=LIGHT)
+    return docs_index.with_(ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT})
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +57,10 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
     assert verdict["reason"] == "out_of_scope"
-    assert verdict["score"] < settings.uncertain_threshold
+    assert verdict["score"] < settings.uncertain.threshold
     # stored as a documentation gap for the insights page
     item = client("dynamodb", settings).get_item(
-        TableName=settings.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
+        TableName=settings.sessions.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
     )["Item"]
     assert item["uncertain"] == {"S": "out_of_scope"}
 
@@ -121,7 +121,7 @@ def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base
     with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
         assert next(line for line in resp.iter_lines() if line.startswith("event:")) == "event: route"
     db = client("dynamodb", settings)
-    for table in (settings.sessions_table, settings.intent_history_table):
+    for table in (settings.sessions.table, settings.sessions.intent_history_table):
         items = db.query(
             TableName=table,
             KeyConditionExpression="session_id = :s AND turn > :header",

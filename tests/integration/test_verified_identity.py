@@ -31,8 +31,8 @@ def idp():
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings, idp: IdentityProvider) -> Settings:
     # local mode stays on (as on `assist local up`): the X-Assist-User header would name the caller without JWT_*
-    assert docs_index.local_mode
-    return docs_index.with_(jwt_jwks_url=idp.url, jwt_issuer=ISSUER, jwt_audience=AUDIENCE)
+    assert docs_index.api.local_mode
+    return docs_index.with_(jwt={"jwks_url": idp.url, "issuer": ISSUER, "audience": AUDIENCE})
 
 
 @pytest.fixture(scope="module")
@@ -164,10 +164,10 @@ def test_the_keys_are_fetched_once_not_per_request(base, idp, session_id):
 
 def test_settings_need_all_three_or_none():
     env = {"JWT_JWKS_URL": "https://idp.example/jwks.json", "JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE}
-    assert Settings.from_env(env).jwt_audience == AUDIENCE
+    assert Settings.from_env(env).jwt.audience == AUDIENCE
     with pytest.raises(SettingsError, match="JWT_AUDIENCE"):
         Settings.from_env({k: v for k, v in env.items() if k != "JWT_AUDIENCE"})
-    assert Settings.from_env({}).jwt_jwks_url is None
+    assert Settings.from_env({}).jwt.jwks_url is None
 
 
 def test_the_local_stack_keeps_the_jwt_settings():
@@ -177,5 +177,5 @@ def test_the_local_stack_keeps_the_jwt_settings():
 
     env = {"JWT_JWKS_URL": "http://127.0.0.1:1/jwks.json", "JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE}
     s = local_settings(Settings.from_env(env), "http://127.0.0.1:2", None)
-    assert s.local_mode
-    assert (s.jwt_jwks_url, s.jwt_issuer, s.jwt_audience) == tuple(env.values())
+    assert s.api.local_mode
+    assert (s.jwt.jwks_url, s.jwt.issuer, s.jwt.audience) == tuple(env.values())

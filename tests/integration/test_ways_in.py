@@ -35,8 +35,8 @@ def llm():
 
 @pytest.fixture(scope="module")
 def stack(docs_index, llm):
-    s = docs_index.with_(ollama_host=llm.url, ollama_model_name=MAIN, ollama_model_name_conversational=LIGHT)
-    st = ServerlessStack(s, s.aws_endpoint_url, name="assist-ask-ways-in").start()
+    s = docs_index.with_(ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT})
+    st = ServerlessStack(s, s.aws.endpoint_url, name="assist-ask-ways-in").start()
     st.warm()
     yield st
     st.stop()
@@ -256,7 +256,7 @@ def test_mcp_over_stdio_with_the_sdk_client(stack, llm):
     env = {
         **{k: v for k, v in os.environ.items() if k in {"PATH", "PYTHONPATH", "HOME", "HF_HUB_OFFLINE"}},
         **s.env_lines(),
-        "OLLAMA_HOST": s.ollama_host,
+        "OLLAMA_HOST": s.ollama.host,
         "OLLAMA_MODEL_NAME": MAIN,
         "OLLAMA_MODEL_NAME_CONVERSATIONAL": LIGHT,
         "LOG_LEVEL": "WARNING",

@@ -23,7 +23,7 @@ QUESTION = "Where is the index stored?"
 
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings) -> Settings:
-    return docs_index.with_(widget_key_cache_s=1.0, widget_token_ttl_s=600)
+    return docs_index.with_(widget={"key_cache_s": 1.0, "token_ttl_s": 600})
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_a_revoked_key_stops_working_within_the_cache_interval(base, settings):
     r = httpx.delete(f"{base}/v1/admin/keys/{key}")
     assert r.status_code == 200
     assert r.json()["active"] is False
-    time.sleep(settings.widget_key_cache_s + 0.2)
+    time.sleep(settings.widget.key_cache_s + 0.2)
     assert stream(base, v).status_code == 403  # its tokens, too
     r = httpx.post(base + "/v1/widget/session", json={"key": key}, headers={"origin": SITE})
     assert r.status_code == 403
@@ -185,7 +185,7 @@ def test_each_limit_is_its_own_429_with_retry_after_and_stores_nothing(base):
 
 @pytest.fixture
 def model_base(settings, ollama):
-    s = settings.with_(ollama_host=ollama.url, ollama_host_explicit=True, ollama_model_name="main-model:1b")
+    s = settings.with_(ollama={"host": ollama.url, "host_explicit": True, "model_name": "main-model:1b"})
     with served(s) as url:
         yield url
 
@@ -210,9 +210,9 @@ def test_past_the_daily_budget_answers_are_extractive_and_call_no_model(model_ba
 
 def test_an_app_that_verifies_user_tokens_takes_visitor_tokens_on_the_widget_routes_only(settings):
     with IdentityProvider() as idp:
-        s = settings.with_(jwt_jwks_url=idp.url, jwt_issuer=ISSUER, jwt_audience=AUDIENCE)
+        s = settings.with_(jwt={"jwks_url": idp.url, "issuer": ISSUER, "audience": AUDIENCE})
         with served(s) as url:
-            admin = {"authorization": f"Bearer {idp.token('ops', scope=s.insights_scope)}"}
+            admin = {"authorization": f"Bearer {idp.token('ops', scope=s.insights.scope)}"}
             r = httpx.post(url + "/v1/admin/keys", json={"origins": [SITE]}, headers=admin)
             assert r.status_code == 201, r.text
             key = r.json()["key"]

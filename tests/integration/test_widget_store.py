@@ -21,7 +21,7 @@ NOW = 1_800_000_000_000  # ms
 def store(request, base_settings, tmp_path):
     if request.param == "file":
         return SQLiteWidgetStore(tmp_path / "sessions.sqlite3")
-    return DynamoDBWidgetStore(client("dynamodb", base_settings), base_settings.widget_table)
+    return DynamoDBWidgetStore(client("dynamodb", base_settings), base_settings.widget.table)
 
 
 def name() -> str:

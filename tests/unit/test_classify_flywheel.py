@@ -14,7 +14,7 @@ from assist.classify.promote import gate
 from assist.classify.registry import Registry, RegistryError
 from assist.classify.sources import read_source, read_sources
 from assist.classify.train import train
-from assist.settings import Settings
+from assist.settings import Classifier, Settings
 from tests.unit.test_classify_model import HashEmbedder, generic_rows
 
 
@@ -298,11 +298,9 @@ def test_an_altered_artifact_or_a_broken_pointer_is_refused_with_what_to_do(tmp_
 
 
 def test_a_model_path_ending_in_current_names_a_registry():
-    assert (
-        Settings(classifier_model_path="s3://b/models/routing/current").classifier_registry == "s3://b/models/routing"
-    )
-    assert Settings(classifier_model_path="/srv/registry/current").classifier_registry == "/srv/registry"
-    assert Settings(classifier_model_path="s3://b/models/routing.json").classifier_registry is None
-    assert Settings(classifier_model_path=None).classifier_registry is None
-    assert Settings.from_env({"CLASSIFIER_RELOAD_S": "0.5"}).classifier_reload_s == 0.5
-    assert Settings().classifier_reload_s == 60.0
+    assert Classifier(model_path="s3://b/models/routing/current").registry == "s3://b/models/routing"
+    assert Classifier(model_path="/srv/registry/current").registry == "/srv/registry"
+    assert Classifier(model_path="s3://b/models/routing.json").registry is None
+    assert Classifier(model_path=None).registry is None
+    assert Settings.from_env({"CLASSIFIER_RELOAD_S": "0.5"}).classifier.reload_s == 0.5
+    assert Settings().classifier.reload_s == 60.0

@@ -19,10 +19,10 @@ class Clock:
 def test_the_pointer_is_followed_at_the_interval_and_an_unreadable_one_keeps_the_version(tmp_path):
     root = str(tmp_path)
     clock = Clock()
-    s = Settings(index_uri=root, index_refresh_s=10)
+    s = Settings().with_(index={"uri": root, "refresh_s": 10})
     handle = IndexHandle(s, clock=clock)
     opened: list[str] = []
-    provider = handle.follow(lambda live: opened.append(live.index_uri) or live.index_uri, s)
+    provider = handle.follow(lambda live: opened.append(live.index.uri) or live.index.uri, s)
 
     assert provider() == root  # nothing published: the location itself
     pointer.write(root, {"version": "v1", "previous": [None]})

@@ -49,7 +49,7 @@ def test_characters_are_counted_as_characters_and_bytes_are_bounded_by_the_reque
 
 
 def test_limits_follow_the_settings():
-    loose = S.with_(max_message_chars=200_000, max_editor_content_chars=10**6)
+    loose = S.with_(api={"max_message_chars": 200_000, "max_editor_content_chars": 10**6})
     check_ask(ask(message="é" * 20_000), loose)
     with pytest.raises(InvalidRequest, match="the request is 195 KB encoded"):
         check_ask(ask(message="é" * 100_000), loose)

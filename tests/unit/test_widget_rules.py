@@ -58,11 +58,11 @@ def test_the_source_address_is_the_one_the_trusted_proxy_wrote():
 
 
 def test_a_key_keeps_its_own_limits_and_follows_the_defaults_for_the_rest():
-    s = Settings(widget_visitor_questions=20, widget_daily_model_calls=2000)
+    s = Settings().with_(widget={"visitor_questions": 20, "daily_model_calls": 2000})
     key = SiteKey(key="pk_x", origins=[], created_at="", limits=Limits(visitor_questions=5))
     limits = Effective.of(key, s)
     assert (limits.visitor_questions, limits.daily_model_calls) == (5, 2000)
-    assert Effective.of(key, s.with_(widget_daily_model_calls=10)).daily_model_calls == 10
+    assert Effective.of(key, s.with_(widget={"daily_model_calls": 10})).daily_model_calls == 10
 
 
 def test_a_visitor_token_verifies_only_as_issued():

@@ -137,7 +137,7 @@ def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) ->
     ):
         llm.reply(reply)
         llm.token_delay_s = token_delay_ms / 1000
-        s = s.with_(ollama_host=llm.url, ollama_model_name="bench-main", ollama_model_name_conversational="bench-light")
+        s = s.with_(ollama={"host": llm.url, "model_name": "bench-main", "model_name_conversational": "bench-light"})
         engine = build_engine(s, client("dynamodb", s))
         engine.warm()
         base, stop = serve_in_thread(create_app(engine))

@@ -66,7 +66,7 @@ def warm(settings: Settings, examples: list[Example], repeats: int = 200, llm_sa
     cascade = Cascade(settings, embedding=emb, llm=llm)
     cascade.warm()
     cascade.classify("warm-up", [])
-    content = [e for e in examples if platform_prefix(e.text, settings.platform_prefixes) is None]
+    content = [e for e in examples if platform_prefix(e.text, settings.classifier.platform_prefixes) is None]
 
     rules = [_timed(cascade.classify, PREFIXED[i % len(PREFIXED)], [])[1] for i in range(repeats)]
     layers: dict[str, Any] = {"rules": _stats(rules)}

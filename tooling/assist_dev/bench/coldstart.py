@@ -81,12 +81,12 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     library = Path(assist.__file__).resolve().parents[1]
     # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
     with local_parts(settings, docs=docs) as parts:
-        s = parts.with_(ollama_host="http://127.0.0.1:9")
+        s = parts.with_(ollama={"host": "http://127.0.0.1:9"})
         env = {
             **s.env_lines(),
-            "OLLAMA_HOST": s.ollama_host,
+            "OLLAMA_HOST": s.ollama.host,
             "LOG_FORMAT": "json",
-            "LOG_LEVEL": s.log_level,
+            "LOG_LEVEL": s.logs.level,
             "PYTHONPATH": f"{ROOT}:{library}",
         }
         events = _events(s, runs)
@@ -106,7 +106,7 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
                 "ratio": round(total / budget, 2),
                 "within_budget": total <= budget,
                 "installed_mb": size,
-                "model_mb": dir_size_mb(Path(s.embed_model_dir)) if name in CARRIES_MODEL else 0.0,
+                "model_mb": dir_size_mb(Path(s.embed.model_dir)) if name in CARRIES_MODEL else 0.0,
                 "not_installed_here": missing,
                 "runs": runs,
             }

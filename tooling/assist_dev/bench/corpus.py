@@ -93,14 +93,14 @@ def latency(settings: Settings, rounds: int) -> dict[str, Any]:
     corpus = lazy_corpus(settings)()
     first_read_ms = (time.perf_counter() - start) * 1000
     queries = list(read_queries(REPO / "data/retrieval/queries.jsonl").values())
-    budget = settings.retrieve_corpus_chars
+    budget = settings.retrieve.corpus_chars
     search_ms: list[float] = []
     added_ms: list[float] = []
     fired = 0
     for _ in range(rounds):
         for q in queries:
             t0 = time.perf_counter()
-            retriever.search(q, k=settings.retrieve_top_k)
+            retriever.search(q, k=settings.retrieve.top_k)
             t1 = time.perf_counter()
             fired += recognize(q, lambda: corpus, budget) is not None
             t2 = time.perf_counter()
@@ -114,7 +114,7 @@ def latency(settings: Settings, rounds: int) -> dict[str, Any]:
             m = recognize(q, lambda: corpus, budget)
             if m is not None:
                 section(m, corpus)
-                left = settings.retrieve_document_chars
+                left = settings.retrieve.document_chars
                 for d in m.documents:
                     left -= sum(len(c.text) for c in whole_document(corpus.table, d, max(left, 1)))
             corpus_ms.append((time.perf_counter() - t0) * 1000)
@@ -143,13 +143,13 @@ def run(settings: Settings, rounds: int = 3, documents: int = 1000, index_dir: s
 
     docs = REPO / "docs"
     with tempfile.TemporaryDirectory(prefix="assist-bench-corpus-") as tmp:
-        s = settings.with_(index_uri=index_dir or str(Path(tmp) / "index"))
+        s = settings.with_(index={"uri": index_dir or str(Path(tmp) / "index")})
         ingest(docs, s, build_embedder(s), progress=False)
         out = {
             "size": {
-                "docs": size(docs, s.retrieve_corpus_chars),
-                f"synthetic_{documents}": size(synthetic(Path(tmp) / "synthetic", documents), s.retrieve_corpus_chars),
-                "budget_chars": s.retrieve_corpus_chars,
+                "docs": size(docs, s.retrieve.corpus_chars),
+                f"synthetic_{documents}": size(synthetic(Path(tmp) / "synthetic", documents), s.retrieve.corpus_chars),
+                "budget_chars": s.retrieve.corpus_chars,
             },
             "latency": latency(s, rounds),
         }

@@ -65,7 +65,7 @@ def measure(settings: Settings, rounds: int) -> dict[str, dict[str, float]]:
     from assist.serverless import tasks
 
     with tempfile.TemporaryDirectory() as tmp:
-        s = settings.with_(session_store="file", session_store_file=str(Path(tmp) / "s.sqlite3"))
+        s = settings.with_(sessions={"store": "file", "store_file": str(Path(tmp) / "s.sqlite3")})
         engine = build_engine(s)
         engine.warm()
         times: dict[str, dict[str, list[float]]] = {

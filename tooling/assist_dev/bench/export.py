@@ -29,9 +29,11 @@ def populate(
     from assist.memory.dynamodb import DynamoDBStore
     from assist.memory.store import Turn
 
-    store = DynamoDBStore(ddb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    store = DynamoDBStore(
+        ddb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
+    )
     step = span / max(1, entries)
-    pending: dict[str, list[dict[str, Any]]] = {settings.sessions_table: [], settings.intent_history_table: []}
+    pending: dict[str, list[dict[str, Any]]] = {settings.sessions.table: [], settings.sessions.intent_history_table: []}
 
     def flush() -> None:
         for table, items in pending.items():
@@ -53,9 +55,9 @@ def populate(
             retrieval_confidence=confidences[n % len(confidences)] if confidences else None,
         )
         session_item, history_item = store.items(turn, at=start + step * n)
-        pending[settings.sessions_table].append(session_item)
-        pending[settings.intent_history_table].append(history_item)
-        if len(pending[settings.sessions_table]) >= 500:
+        pending[settings.sessions.table].append(session_item)
+        pending[settings.sessions.intent_history_table].append(history_item)
+        if len(pending[settings.sessions.table]) >= 500:
             flush()
     flush()
 
@@ -71,9 +73,9 @@ def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
 
     moto = MotoServer().start()
     try:
-        s = local_settings(settings, moto.url, None).with_(export_settle_s=0.0)
+        s = local_settings(settings, moto.url, None).with_(export={"settle_s": 0.0})
         ddb = client("dynamodb", s)
-        store = DynamoDBStore(ddb, s.sessions_table, s.intent_history_table)
+        store = DynamoDBStore(ddb, s.sessions.table, s.sessions.intent_history_table)
         ensure_resources(s, ddb, client("s3", s))
         t0 = time.perf_counter()
         populate(s, ddb, entries, sessions, datetime.now(UTC) - timedelta(days=1, hours=1), span=timedelta(days=1))
@@ -86,7 +88,7 @@ def run(settings: Settings, entries: int, sessions: int) -> dict[str, Any]:
             time.sleep(1.1)  # the next run exports up to "now": let the new turns' timestamps pass
             later = LabelExporter(s, store, LocalSink(out)).run(force=True)
         scan_units, t1 = 0.0, time.perf_counter()
-        for page in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table):
+        for page in ddb.get_paginator("scan").paginate(TableName=s.sessions.intent_history_table):
             scan_units += query_units(page.get("Items", []))
         scan_s = time.perf_counter() - t1
     finally:

@@ -29,7 +29,7 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
 
     moto = MotoServer().start()
     try:
-        s = local_settings(settings, moto.url, None).with_(insights_max_entries=max(entries, 1))
+        s = local_settings(settings, moto.url, None).with_(insights={"max_entries": max(entries, 1)})
         ddb = client("dynamodb", s, read_timeout=600)
         ensure_resources(s, ddb, client("s3", s))
         now = datetime.now(UTC)
@@ -39,7 +39,10 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
         load_s = time.perf_counter() - t0
 
         g = gather(
-            s, DynamoDBStore(ddb, s.sessions_table, s.intent_history_table), days, now=now + timedelta(seconds=1)
+            s,
+            DynamoDBStore(ddb, s.sessions.table, s.sessions.intent_history_table),
+            days,
+            now=now + timedelta(seconds=1),
         )
         embedder = lazy_embedder(s)()
         t1 = time.perf_counter()
@@ -48,7 +51,7 @@ def run(settings: Settings, entries: int, sessions: int, days: int, span_days: i
         rest_s = time.perf_counter() - t1
 
         scan_units, scanned, t2 = 0.0, 0, time.perf_counter()
-        for p in ddb.get_paginator("scan").paginate(TableName=s.intent_history_table):
+        for p in ddb.get_paginator("scan").paginate(TableName=s.sessions.intent_history_table):
             scan_units += query_units(p.get("Items", []))
             scanned += len(p.get("Items", []))
         scan_s = time.perf_counter() - t2

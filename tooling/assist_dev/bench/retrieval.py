@@ -95,11 +95,11 @@ def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]
 
 def build(settings: Settings, rows: list[dict[str, Any]]) -> tuple[Any, float]:
     start = time.perf_counter()
-    db = connect(settings.index_uri, settings.storage_options())
-    if settings.index_table in db.table_names():
-        db.drop_table(settings.index_table)
+    db = connect(settings.index.uri, settings.storage_options())
+    if settings.index.table in db.table_names():
+        db.drop_table(settings.index.table)
     # one write, one fragment: the figures are of search, not of a table waiting for compaction
-    table = db.create_table(settings.index_table, data=rows, schema=schema(Space()))
+    table = db.create_table(settings.index.table, data=rows, schema=schema(Space()))
     refresh_indexes(table, settings)
     return table, time.perf_counter() - start
 
@@ -172,20 +172,22 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
     moto = MotoServer().start()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
-            local = settings.with_(index_uri=str(Path(tmp) / "index"), index_table="bench")
+            local = settings.with_(index={"uri": str(Path(tmp) / "index"), "table": "bench"})
             progress("local: building the index")
             table, build_s = build(local, rows)
             progress(f"local: built in {build_s:.1f} s; timing {len(queries)} searches per strategy")
             result["local"] = {"build_s": round(build_s, 2), **timings(table, queries, options)}
-            s3_settings = local_settings(settings, moto.url, "s3://assist-data/bench-index").with_(index_table="bench")
+            s3_settings = local_settings(settings, moto.url, "s3://assist-data/bench-index").with_(
+                index={"table": "bench"}
+            )
             s3 = client("s3", s3_settings)
             s3.create_bucket(Bucket="assist-data")
             progress("s3: uploading the index to the emulated S3")
             start = time.perf_counter()
-            upload(Path(local.index_uri), s3, "assist-data", "bench-index")
+            upload(Path(local.index.uri), s3, "assist-data", "bench-index")
             upload_s = time.perf_counter() - start
         progress(f"s3: timing {s3_queries} searches per strategy")
-        s3_table = connect(s3_settings.index_uri, s3_settings.storage_options()).open_table("bench")
+        s3_table = connect(s3_settings.index.uri, s3_settings.storage_options()).open_table("bench")
         result["s3"] = {
             "build_s": round(build_s + upload_s, 2),
             "upload_s": round(upload_s, 2),
@@ -194,7 +196,7 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
     finally:
         moto.stop()
     result["query_embedding"] = query_embedding(settings, queries)
-    result["vector_index"] = "IVF_PQ" if n >= settings.index_vector_index_rows else "none (exhaustive)"
+    result["vector_index"] = "IVF_PQ" if n >= settings.index.vector_index_rows else "none (exhaustive)"
     result["budget"] = {"adaptive_p50_ms": 30.0, "adaptive_ratio_to_rrf": 1.2}
     return result
 

@@ -46,7 +46,7 @@ def run(settings: Settings, turns: int = 200) -> dict[str, Any]:
         s = local_settings(settings, moto.url, None)
         ddb = client("dynamodb", s)
         ensure_resources(s, ddb, client("s3", s))
-        dynamodb = medians(DynamoDBStore(ddb, s.sessions_table, s.intent_history_table), turns)
+        dynamodb = medians(DynamoDBStore(ddb, s.sessions.table, s.sessions.intent_history_table), turns)
     finally:
         moto.stop()
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as tmp:

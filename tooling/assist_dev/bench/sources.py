@@ -111,7 +111,7 @@ def compare(
     with serve(site_dir) as base:
         write_sitemap(site_dir, base, lastmod=False)
         for name in ("files", "site", "site_with_chrome"):
-            s = settings.with_(index_uri=str(work / f"index-{name}"))
+            s = settings.with_(index={"uri": str(work / f"index-{name}")})
             if name == "site_with_chrome":
                 read = read_site(SourceSpec(f"{base}/sitemap.xml", kind="site"), s, {}, {}, keep_chrome=True)
                 sync({p.doc_id: (p.hash, p.chunks) for p in read.pages if p.chunks}, s, embedder, progress=False)
@@ -128,7 +128,7 @@ def _figures(
 ) -> dict[str, Any]:
     from assist.retrieve.search import Retriever, SearchOptions
 
-    table = connect(settings.index_uri).open_table(settings.index_table)
+    table = connect(settings.index.uri).open_table(settings.index.table)
     retriever = Retriever(table, embedder, SearchOptions.from_settings(settings))
     totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}
     cites_chrome = 0
@@ -166,14 +166,14 @@ def crawl(settings: Settings, embedder: Embedder, pages: int, work: Path | None 
         (site / "robots.txt").write_text("User-agent: *\nAllow: /\n")
         out: dict[str, Any] = {
             "pages": pages,
-            "concurrency": settings.crawl_concurrency,
-            "delay_s": settings.crawl_delay_s,
+            "concurrency": settings.crawl.concurrency,
+            "delay_s": settings.crawl.delay_s,
         }
         with serve(site) as base:
             write_sitemap(site, base, lastmod=False)
             write_sitemap(site, base, lastmod=True, name="sitemap-lastmod.xml")
             for name, sitemap in (("etag", "sitemap.xml"), ("lastmod", "sitemap-lastmod.xml")):
-                s = settings.with_(index_uri=str(root / f"index-{name}"))
+                s = settings.with_(index={"uri": str(root / f"index-{name}")})
                 spec = SourceSpec(f"{base}/{sitemap}")
                 first = sync_sources([spec], s, embedder, progress=False)
                 t0 = time.perf_counter()

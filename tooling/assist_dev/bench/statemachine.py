@@ -69,8 +69,8 @@ def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
     from assist_dev.local.statemachine import ServerlessStack
 
     with local_parts(settings, docs=docs) as parts:
-        s = parts.with_(ollama_host="http://127.0.0.1:9")  # no Ollama: measure orchestration, not generation
-        moto_url = s.aws_endpoint_url
+        s = parts.with_(ollama={"host": "http://127.0.0.1:9"})  # no Ollama: measure orchestration, not generation
+        moto_url = s.aws.endpoint_url
         assert moto_url, "local_parts points every client at its moto server"
         hop = {
             "nodelay": invoke_hop_ms(moto_url, True, runs),

@@ -338,12 +338,12 @@ def _small_index(tmp: Path) -> str:
     docs.mkdir()
     for name, text in DOCS.items():
         (docs / name).write_text(text)
-    settings = Settings(
-        index_uri=str(tmp / "index"),
-        embed_model_dir=os.environ.get("EMBED_MODEL_DIR", str(ROOT / ".assist/models/all-MiniLM-L6-v2")),
+    settings = Settings().with_(
+        index={"uri": str(tmp / "index")},
+        embed={"model_dir": os.environ.get("EMBED_MODEL_DIR", str(ROOT / ".assist/models/all-MiniLM-L6-v2"))},
     )
     ingest(docs, settings, build_embedder(settings), progress=False)
-    return settings.index_uri
+    return settings.index.uri
 
 
 def table(result: dict[str, Any]) -> Table:

@@ -136,7 +136,7 @@ def run_cost(args: argparse.Namespace) -> int:
     from assist.sources.sync import ingest
     from assist_dev.bench import cost
 
-    s = settings(log_level="WARNING")
+    s = settings(logs={"level": "WARNING"})
     ingest(Path(args.docs), s, build_embedder(s), progress=False)  # incremental: a no-op when current
     prices = cost.PRICES | _pairs(args.price, cost.PRICES, "--price")
     model_s = cost.MODEL_S | _pairs(args.model_s, cost.MODEL_S, "--model-s")
@@ -186,7 +186,7 @@ def run_classify(args: argparse.Namespace) -> int:
     from assist.classify.data import read_examples
     from assist_dev.bench import classify as bench
 
-    s = settings(log_level="WARNING")  # the figures are decisions, not log I/O
+    s = settings(logs={"level": "WARNING"})  # the figures are decisions, not log I/O
     result = bench.warm(s, read_examples(args.dataset), repeats=args.repeats)
     result["cold_start"] = bench.cold(runs=args.cold_runs)
     result["budgets"] = bench.BUDGETS
@@ -228,7 +228,7 @@ def classify_table(result: dict[str, Any]) -> Table:
 def run_retrieval(args: argparse.Namespace) -> int:
     from assist_dev.bench.retrieval import run
 
-    return _show(run(settings(log_level="WARNING"), args.rows, Path(args.docs)), args, retrieval_table)
+    return _show(run(settings(logs={"level": "WARNING"}), args.rows, Path(args.docs)), args, retrieval_table)
 
 
 def retrieval_table(result: dict[str, Any]) -> Table:
@@ -257,7 +257,7 @@ def retrieval_table(result: dict[str, Any]) -> Table:
 def run_answer(args: argparse.Namespace) -> int:
     from assist_dev.bench.answer import run
 
-    result = run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms)
+    result = run(settings(logs={"level": "WARNING"}), rounds=args.rounds, token_delay_ms=args.token_delay_ms)
     return _show(result, args, answer_table)
 
 
@@ -281,7 +281,9 @@ def answer_table(result: dict[str, Any]) -> Table:
 def run_export(args: argparse.Namespace) -> int:
     from assist_dev.bench.export import run
 
-    return _show(run(settings(log_level="WARNING"), entries=args.entries, sessions=args.sessions), args, export_table)
+    return _show(
+        run(settings(logs={"level": "WARNING"}), entries=args.entries, sessions=args.sessions), args, export_table
+    )
 
 
 def export_table(result: dict[str, Any]) -> Table:
@@ -308,7 +310,7 @@ def run_load(args: argparse.Namespace) -> int:
     if args.url and not args.url.startswith(("http://127.", "http://localhost", "http://[::1]")):
         print("assist: bench load sends traffic only to loopback addresses", flush=True)
         return 2
-    result = run(args.url, args.sessions, args.turns, settings(log_level="WARNING"), workers=args.workers)
+    result = run(args.url, args.sessions, args.turns, settings(logs={"level": "WARNING"}), workers=args.workers)
     return _show(result, args, load_table)
 
 
@@ -396,7 +398,7 @@ def statemachine_table(result: dict[str, Any]) -> Table:
 def run_sessions(args: argparse.Namespace) -> int:
     from assist_dev.bench.sessions import run
 
-    return _show(run(settings(log_level="WARNING"), turns=args.turns), args, sessions_table)
+    return _show(run(settings(logs={"level": "WARNING"}), turns=args.turns), args, sessions_table)
 
 
 def sessions_table(result: dict[str, Any]) -> Table:
@@ -412,7 +414,9 @@ def run_corpus(args: argparse.Namespace) -> int:
     from assist.commands.common import emit
     from assist_dev.bench.corpus import run
 
-    emit(run(settings(log_level="WARNING"), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir))
+    emit(
+        run(settings(logs={"level": "WARNING"}), rounds=args.rounds, documents=args.documents, index_dir=args.index_dir)
+    )
     return 0
 
 
@@ -420,7 +424,7 @@ def run_report(args: argparse.Namespace) -> int:
     from assist.commands.common import emit
     from assist_dev.bench.report import run
 
-    emit(run(settings(log_level="WARNING"), args.entries, args.sessions, args.days, args.span_days))
+    emit(run(settings(logs={"level": "WARNING"}), args.entries, args.sessions, args.days, args.span_days))
     return 0
 
 
@@ -428,7 +432,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from assist.commands.common import report
     from assist_dev.bench.ways_in import run
 
-    report(run(settings(log_level="WARNING"), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
+    report(run(settings(logs={"level": "WARNING"}), rounds=args.rounds, token_delay_ms=args.token_delay_ms), args.json)
     return 0
 
 
@@ -437,6 +441,6 @@ def run_crawl(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist_dev.bench.sources import crawl
 
-    s = settings(log_level="WARNING", crawl_concurrency=args.concurrency, crawl_delay_s=args.delay)
+    s = settings(logs={"level": "WARNING"}, crawl={"concurrency": args.concurrency, "delay_s": args.delay})
     emit(crawl(s, build_embedder(s), args.pages))
     return 0

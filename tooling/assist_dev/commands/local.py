@@ -27,10 +27,10 @@ def run_up(args: argparse.Namespace) -> int:
     from assist_dev.local.stack import up
 
     s = settings()
-    given = args.docs if (args.docs != ["docs"] or not (args.sources or s.sources_file)) else []
+    given = args.docs if (args.docs != ["docs"] or not (args.sources or s.sources.file)) else []
     specs = [SourceSpec(loc).resolved() for loc in given]
-    if args.sources or s.sources_file:
-        specs += load_file(args.sources or s.sources_file)
+    if args.sources or s.sources.file:
+        specs += load_file(args.sources or s.sources.file)
     return up(s, port=args.port, docs=specs, index=args.index)
 
 

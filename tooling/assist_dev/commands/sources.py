@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist_dev.bench.sources import compare
 
-    s = settings(log_level="WARNING", crawl_delay_s=0.0)  # our own loopback server: no need to be polite
+    s = settings(logs={"level": "WARNING"}, crawl={"delay_s": 0.0})  # our own loopback server: no need to be polite
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     result = compare(Path(args.docs), Path(args.queries), Path(args.qrels), s, build_embedder(s), work)

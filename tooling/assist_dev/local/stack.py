@@ -58,7 +58,9 @@ def export_lines(settings: Settings) -> str:
 
 def local_settings(settings: Settings, endpoint: str, index: str | None) -> Settings:
     return settings.with_(
-        aws_endpoint_url=endpoint, index_uri=index or settings.index_uri, local_mode=True, **LOCAL_CREDENTIALS
+        aws={"endpoint_url": endpoint, **LOCAL_CREDENTIALS},
+        index={"uri": index or settings.index.uri},
+        api={"local_mode": True},
     )
 
 
@@ -73,9 +75,9 @@ def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: b
 
     s3 = client("s3", settings)
     ensure_resources(settings, client("dynamodb", settings), s3)
-    if settings.index_is_s3:
-        bucket, _ = s3_uri.split(settings.index_uri)
-        if bucket != settings.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
+    if settings.index.is_s3:
+        bucket, _ = s3_uri.split(settings.index.uri)
+        if bucket != settings.aws.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
             s3.create_bucket(Bucket=bucket)
     specs = docs if isinstance(docs, list) else [SourceSpec(str(docs))]
     sync_sources(specs, settings, build_embedder(settings), progress=progress, s3=s3)
@@ -104,7 +106,7 @@ def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str 
             url=f"http://127.0.0.1:{port}",
             moto=moto.url,
             state_machine=serverless.arn,
-            index=settings.index_uri,
+            index=settings.index.uri,
             setup_s=round(time.perf_counter() - t0, 2),
         )
         # /v1/ask runs the state machine; the answer function's engine serves the in-process routes

@@ -117,7 +117,7 @@ class ServerlessStack:
         self._exit.enter_context(interpreter_calls(self.endpoint))
         enable_interpreter(self.moto_url)
         sfn = client("stepfunctions", self.settings)
-        self.machine = AskStateMachine.create(sfn, local_definition(self.settings.aws_region), self.name)
+        self.machine = AskStateMachine.create(sfn, local_definition(self.settings.aws.region), self.name)
         log.info("local.state_machine_created", arn=self.machine.arn, lambda_endpoint=self.endpoint.url)
         return self
 
@@ -135,7 +135,7 @@ class ServerlessStack:
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
         assert self.machine is not None, "start() first"
-        return self.machine.ask(req, owner, self.settings.api_deadline_s)
+        return self.machine.ask(req, owner, self.settings.api.deadline_s)
 
 
 @contextlib.contextmanager

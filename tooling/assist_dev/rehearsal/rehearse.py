@@ -639,16 +639,12 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         stack = Stack(cfn, STACK, parameters, REGION)
         prefix = stack.parameters.get("IndexPrefix", "index")
         admin = base.with_(
-            aws_endpoint_url=moto.url,
-            aws_region=REGION,
-            sessions_table=stack.ref("SessionsTable"),
-            intent_history_table=stack.ref("IntentHistoryTable"),
-            idempotency_table=stack.ref("IdempotencyTable"),
-            widget_table=stack.ref("WidgetTable"),
-            bucket=stack.ref("DataBucket"),
-            index_uri=f"s3://{stack.ref('DataBucket')}/{prefix}",
-            ollama_host="http://127.0.0.1:9",
-            **LOCAL_CREDENTIALS,
+            aws={"endpoint_url": moto.url, "region": REGION, "bucket": stack.ref("DataBucket"), **LOCAL_CREDENTIALS},
+            sessions={"table": stack.ref("SessionsTable"), "intent_history_table": stack.ref("IntentHistoryTable")},
+            idempotency={"table": stack.ref("IdempotencyTable")},
+            widget={"table": stack.ref("WidgetTable")},
+            index={"uri": f"s3://{stack.ref('DataBucket')}/{prefix}"},
+            ollama={"host": "http://127.0.0.1:9"},
         )
         admin = _operator(admin)  # an IAM user's keys: the moto defaults are unknown once IAM is enforced
         s3, sm, iam_client = client("s3", admin), client("secretsmanager", admin), client("iam", admin)
@@ -716,7 +712,7 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
                 "AWS_LAMBDA_FUNCTION_NAME": f.name,
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(f.memory_mb),
                 "AWS_ENDPOINT_URL": front.url,  # the emulator in AWS's place: every call goes through it
-                "EMBED_MODEL_DIR": str(Path(admin.embed_model_dir).resolve()),  # the image's /opt/model
+                "EMBED_MODEL_DIR": str(Path(admin.embed.model_dir).resolve()),  # the image's /opt/model
                 "HF_HUB_OFFLINE": "1",
                 "FUNCTION": f.module,
                 "FUNCTION_ARN": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{f.name}",
@@ -755,7 +751,9 @@ def _operator(admin: Settings) -> Settings:
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
     iam_client.put_user_policy(UserName="rehearsal-operator", PolicyName="all", PolicyDocument=json.dumps(everything))
     key = iam_client.create_access_key(UserName="rehearsal-operator")["AccessKey"]
-    return admin.with_(emulator_access_key_id=key["AccessKeyId"], emulator_secret_access_key=key["SecretAccessKey"])
+    return admin.with_(
+        aws={"emulator_access_key_id": key["AccessKeyId"], "emulator_secret_access_key": key["SecretAccessKey"]}
+    )
 
 
 def _dropped(without: list[str], functions: dict[str, Any]) -> dict[str, set[str]]:
@@ -774,7 +772,7 @@ def _publish_classifier(admin: Settings, s3: Any) -> None:
     from assist.classify.model import ClassifierModel
     from assist.classify.registry import Registry
 
-    registry = Registry(f"s3://{admin.bucket}/models/routing", s3)
+    registry = Registry(f"s3://{admin.aws.bucket}/models/routing", s3)
     model = ClassifierModel.load(DEFAULT_CLASSIFIER_MODEL)
     registry.add(model)
     registry.make_current(model.version)

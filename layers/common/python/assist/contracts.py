@@ -203,15 +203,15 @@ def check_ask(req: AskRequest, settings: Settings) -> None:
     if not req.message.strip():
         raise InvalidRequest("message is blank: send the question text")
     for name, limit in (
-        ("message", settings.max_message_chars),
-        ("extra_context", settings.max_extra_context_chars),
-        ("editor_content", settings.max_editor_content_chars),
+        ("message", settings.api.max_message_chars),
+        ("extra_context", settings.api.max_extra_context_chars),
+        ("editor_content", settings.api.max_editor_content_chars),
     ):
         text = getattr(req, name)
         if text is not None and len(text) > limit:
             raise InvalidRequest(f"{name} is {len(text)} characters; the limit is {limit}")
-    if req.user_info is not None and (n := len(msgspec.json.encode(req.user_info))) > settings.max_user_info_bytes:
-        raise InvalidRequest(f"user_info is {n} bytes as JSON; the limit is {settings.max_user_info_bytes}")
+    if req.user_info is not None and (n := len(msgspec.json.encode(req.user_info))) > settings.api.max_user_info_bytes:
+        raise InvalidRequest(f"user_info is {n} bytes as JSON; the limit is {settings.api.max_user_info_bytes}")
     if (n := len(msgspec.json.encode(req))) > REQUEST_BYTES:
         raise InvalidRequest(
             f"the request is {n // 1024} KB encoded; the limit is {REQUEST_BYTES // 1024} KB: "

@@ -20,9 +20,9 @@ def configure(settings: Settings, force: bool = False) -> None:
     global _configured
     if _configured and not force:
         return
-    fmt = settings.log_format
-    as_json = fmt == "json" or (fmt == "auto" and (settings.in_cloud or not sys.stderr.isatty()))
-    level = logging.getLevelName(settings.log_level.upper())
+    fmt = settings.logs.format
+    as_json = fmt == "json" or (fmt == "auto" and (settings.logs.in_cloud or not sys.stderr.isatty()))
+    level = logging.getLevelName(settings.logs.level.upper())
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[

@@ -1,16 +1,35 @@
 """The one place that reads the environment.
 
-Every other module receives a `Settings` (or the values it needs) as an argument, so tests
-build one explicitly and nothing depends on process-global state.
+Every other module receives a `Settings` (or the section it needs) as an argument, so tests build one
+explicitly and nothing depends on process-global state.
+
+`Settings` is one frozen msgspec struct of sections, one per component (`settings.ollama.host`,
+`settings.index.uri`, `settings.retrieve.top_k`…). msgspec parses the values (ADR 0075); the environment
+variable of a field is its section's prefix plus the field's name in upper case (`Ollama`'s prefix is
+`OLLAMA_`, so `timeout_s` reads `OLLAMA_TIMEOUT_S`), or the name given with `msgspec.field(name=...)` where
+a variable predates its section (`Export.threshold` reads `CLASSIFIER_EXPORT_THRESHOLD`).
+
+Adding a setting is one line in its section, a default and a type that says how the value is parsed:
+
+    think: bool = False  # in `Ollama`: OLLAMA_THINK, true/false (also 1/0, yes/no, on/off)
+
+`int`, `float`, `str`, `bool`, `X | None`, `Literal[...]` (case-insensitive) and `tuple[str, ...]`
+(`|`-separated, trimmed, lower-cased) are understood; a value that does not parse stops start-up with a
+`SettingsError` naming the variable. Then document the variable in docs/configuration.md and README.md
+(tests/unit/test_settings.py holds both to every variable). A field set in-process, never from the
+environment, goes into its section's `not_from_env`; a secret into its `secret` (left out of `repr`).
+Overrides, in tests and tools: `settings.with_(ollama={"host": url}, index={"uri": path})`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+import msgspec
 
 from assist.errors import AssistError
 
@@ -23,14 +42,6 @@ DEFAULT_CLASSIFIER_MODEL = str(Path(__file__).resolve().parents[4] / SHIPPED_CLA
 NO_MODEL = frozenset({"none", "off"})
 #: the last part of a CLASSIFIER_MODEL_PATH that names a model registry's pointer rather than an artifact
 REGISTRY_POINTER = "current"
-#: fields computed from the environment rather than read from a variable of their own
-DERIVED = ("in_cloud", "ollama_host_explicit", "aws_configured")
-#: fields never read from the environment: static keys for an emulator, set in-process by the local stack and
-#: the tests. Real credentials come from boto3's (and LanceDB's) default chain, which also reads
-#: AWS_SESSION_TOKEN, profiles, and the container/instance endpoints, and refreshes them (ADR 0048).
-NOT_FROM_ENV = ("emulator_access_key_id", "emulator_secret_access_key")
-#: SESSION_STORE values; `auto` picks DynamoDB when AWS is configured (ADR 0044)
-SESSION_STORES = ("auto", "dynamodb", "file")
 #: variables that say "this process talks to AWS": with any of them set, SESSION_STORE=auto means DynamoDB
 AWS_SIGNALS = (
     "AWS_ENDPOINT_URL",
@@ -45,268 +56,400 @@ AWS_SIGNALS = (
     "SESSIONS_TABLE",
     "INTENT_HISTORY_TABLE",
 )
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 
 
 class SettingsError(AssistError, ValueError):
     """An environment variable holds a value we cannot use."""
 
 
-def _env_name(name: str) -> str:
-    return name.upper()
+def _prefixed(prefix: str) -> Callable[[str], str]:
+    """The variable of each field: the section's prefix and the field's name in upper case."""
+    return lambda name: prefix + name.upper()
 
 
-@dataclass(frozen=True)
-class Settings:
-    # --- LLM (Ollama) -------------------------------------------------------------
-    ollama_host: str = "http://127.0.0.1:11434"
-    ollama_host_conversational: str | None = None  # the light slot may live on another host
-    ollama_model_name: str = "qwen3:1.7b"
-    ollama_model_name_conversational: str | None = None  # unset: the light slot uses main
-    ollama_timeout_s: float = 60.0
-    ollama_connect_timeout_s: float = 2.0
-    ollama_warm_up: bool = False  # load both slot models when a container starts
-    ollama_api_key: str | None = field(default=None, repr=False)  # bearer token for a proxy in front of Ollama
+class Section(msgspec.Struct, frozen=True, kw_only=True):
+    """One component's settings. Subclasses name their variables with `rename=_prefixed("PREFIX_")`."""
+
+    #: fields set in-process (derived from the environment, or static keys for an emulator): never read
+    not_from_env: ClassVar[frozenset[str]] = frozenset()
+    #: fields left out of `repr`, so they never reach a log line
+    secret: ClassVar[frozenset[str]] = frozenset()
+
+    def __repr__(self) -> str:
+        shown = (f"{f}={getattr(self, f)!r}" for f in self.__struct_fields__ if f not in self.secret)
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class Ollama(Section, frozen=True, kw_only=True, rename=_prefixed("OLLAMA_")):
+    host: str = "http://127.0.0.1:11434"
+    host_conversational: str | None = None  # the light slot may live on another host
+    model_name: str = "qwen3:1.7b"
+    model_name_conversational: str | None = None  # unset: the light slot uses main
+    model_name_classifier: str | None = None  # unset: the LLM classifier uses the main model
+    timeout_s: float = 60.0
+    connect_timeout_s: float = 2.0
+    warm_up: bool = False  # load both slot models when a container starts
+    api_key: str | None = None  # bearer token for a proxy in front of Ollama
     # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
     # engine without Ollama never waits on a connection refused at every ambiguous message.
-    ollama_host_explicit: bool = field(default=False)
+    host_explicit: bool = False
 
-    # --- Classification -----------------------------------------------------------
-    classifier_confidence_threshold: float = 0.85
-    classifier_model_path: str | None = DEFAULT_CLASSIFIER_MODEL  # None (or "none"): no embedding layer
-    classifier_reload_s: float = 60.0  # a registry's `current` pointer is checked at most this often
-    ollama_model_name_classifier: str | None = None  # unset: the LLM classifier uses the main model
-    classifier_llm_timeout_s: float = 5.0  # the LLM classifier's whole budget, retry included
-    classifier_export_threshold: int = 500
-    classifier_export_dir: str = ".assist/labels"
-    export_settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
-    export_hash_key: str = field(default="assist-local-export-key", repr=False)  # HMAC key of session hashes
-    export_hash_key_secret: str | None = None  # a Secrets Manager secret holding the key, read at run time (ADR 0065)
-    export_hash_key_cache_s: float = 300.0  # the secret's value is kept this long in a warm process
-    platform_prefixes: tuple[str, ...] = DEFAULT_PLATFORM_PREFIXES
-
-    # --- Retrieval ----------------------------------------------------------------
-    index_uri: str = ".assist/index"
-    index_table: str = "chunks"
-    embedder: str = "minilm"  # "minilm" (local ONNX) or "ollama:<model>"
-    embed_model_dir: str = ".assist/models/all-MiniLM-L6-v2"
-    retrieve_top_k: int = 5
-    retrieve_timeout_s: float = 5.0  # past this the answer goes on without passages (`index_timeout`)
-    retrieve_embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
-    retrieve_similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
-    retrieve_agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
-    retrieve_semantic_weight: float = 0.5  # vector's share against relaxed full text in the fusion (ADR 0039)
-    retrieve_exact_weight: float = 0.2  # the exact full-text list's weight on top (ADR 0039)
-    index_language: str = "en"  # the docs' language: a question in another gets a translated full-text query
-    retrieve_hub_damping: float = 0.5  # a document referencing the whole corpus keeps 1 − this of its score
-    retrieve_mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
-    retrieve_corpus_chars: int = 12_000  # corpus questions: manifest lines given to the model, at most (ADR 0042)
-    retrieve_document_chars: int = 16_000  # a named document's text given whole up to this (ADR 0042)
-    #: a RETRIEVAL question is out of scope (no model call) when similarity + centrality weight × centrality
-    #: + coverage weight × coverage is below the threshold (ADR 0055)
-    uncertain_threshold: float = 0.65
-    uncertain_centrality_weight: float = 1.0
-    uncertain_coverage_weight: float = 0.3
-    # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
-    index_refresh_s: float = 60.0
-    index_gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate
-    index_gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
-    index_gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
-    index_vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
-    index_fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
-
-    # --- Sources (docs sites, OpenAPI, repositories, PDF: ADR 0058–0060) -------------
-    sources_file: str = ""  # a YAML list of sources for one index (`assist index --sources`, the sync function)
-    docs_base_url: str = ""  # where a folder's files are published (`{path}` or a prefix); "": file:// URLs
-    crawl_concurrency: int = 4  # requests in flight to one site at once
-    crawl_delay_s: float = 0.1  # each request slot waits this long before its next request (unless robots asks more)
-    crawl_max_pages: int = 2000  # a site with more pages than this is refused, not cut short
-    crawl_max_page_bytes: int = 2_000_000  # a page, spec or file larger than this is refused
-    crawl_timeout_s: float = 20.0  # per request
-    crawl_user_agent: str = "assist-docs-indexer/0.1"
-
-    # --- Storage (DynamoDB, S3) ---------------------------------------------------
-    sessions_table: str = "assist-sessions"
-    intent_history_table: str = "assist-intent-history"
-    bucket: str = "assist-data"
-    aws_endpoint_url: str | None = None
-    aws_region: str = "us-east-1"
-    # static keys for an emulator (moto), only with aws_endpoint_url; never read from the environment
-    emulator_access_key_id: str | None = field(default=None, repr=False)
-    emulator_secret_access_key: str | None = field(default=None, repr=False)
-    session_ttl_days: int = 30
-    # where sessions and intent history live: auto | dynamodb | file (one SQLite file, ADR 0044)
-    session_store: str = "auto"
-    session_store_file: str = ".assist/sessions.sqlite3"
-    # True when the environment names AWS (any of AWS_SIGNALS): `auto` then means DynamoDB
-    aws_configured: bool = field(default=False)
-
-    # --- API ----------------------------------------------------------------------
-    ask_state_machine_arn: str | None = None  # set: POST /v1/ask runs the ask state machine (the Ask function)
-    local_mode: bool = False  # set by `assist local up`: accepts the X-Assist-User dev header
-    trusted_identity_header: str | None = None  # a container behind an authenticating proxy
-    max_message_chars: int = 8000
-    max_extra_context_chars: int = 16000
-    insights_scope: str = "assist/admin"  # the token scope GET /insights requires (ADR 0066)
-    insights_max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
-    max_editor_content_chars: int = 32000
-    max_user_info_bytes: int = 8192  # user_info encoded as JSON
-    max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
-    api_deadline_s: float = 28.0  # a request's whole budget, every stage included (API Gateway closes at 30 s)
-    # verified identity (ADR 0050): with JWT_JWKS_URL set, the caller is the `sub` of a verified bearer token
-    jwt_jwks_url: str | None = None
-    jwt_issuer: str | None = None
-    jwt_audience: str | None = None
-    # Idempotency-Key (ADR 0049): answers remembered per caller, route and key
-    idempotency_table: str = "assist-idempotency"  # DynamoDB; the embedded store keeps them in its own file
-    idempotency_ttl_s: int = 3600  # a key is remembered this long after its answer
-    idempotency_wait_s: float = 25.0  # a retry arriving while the first request runs waits this long for it
-    idempotency_lock_s: float = 150.0  # a claim whose request died is free again after this (> every timeout)
-
-    # --- The widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091) -------------
-    widget_table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
-    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
-    widget_token_key: str | None = field(default=None, repr=False)
-    widget_token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
-    widget_token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
-    widget_key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
-    widget_stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
-    widget_forwarded_hops: int = 0  # proxies in front that append to X-Forwarded-For (0: the socket's address)
-    # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
-    widget_visitor_questions: int = 20  # questions per visitor per window
-    widget_visitor_window_s: int = 600
-    widget_key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
-    widget_key_burst: int = 30  # questions a key may get at once above that rate
-    widget_ip_requests: int = 120  # questions and visitor tokens per source address per window
-    widget_ip_window_s: int = 600
-    widget_daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
-    # `assist keys …` against a running engine (the local stack's URL, or the API's with an admin token)
-    assist_url: str = ""
-    assist_token: str | None = field(default=None, repr=False)
-
-    # --- Logs ---------------------------------------------------------------------
-    log_level: str = "INFO"
-    log_format: str = "auto"  # auto | json | console
-    in_cloud: bool = field(default=False)
+    not_from_env: ClassVar[frozenset[str]] = frozenset({"host_explicit"})
+    secret: ClassVar[frozenset[str]] = frozenset({"api_key"})
 
     @property
     def light_model(self) -> str:
-        return self.ollama_model_name_conversational or self.ollama_model_name
-
-    @property
-    def classifier_llm_model(self) -> str:
-        return self.ollama_model_name_classifier or self.ollama_model_name
+        return self.model_name_conversational or self.model_name
 
     @property
     def light_host(self) -> str:
-        return self.ollama_host_conversational or self.ollama_host
+        return self.host_conversational or self.host
 
     @property
-    def classifier_registry(self) -> str | None:
+    def classifier_model(self) -> str:
+        return self.model_name_classifier or self.model_name
+
+
+class Classifier(Section, frozen=True, kw_only=True, rename=_prefixed("CLASSIFIER_")):
+    confidence_threshold: float = 0.85
+    model_path: str | None = DEFAULT_CLASSIFIER_MODEL  # None (or "none"): no embedding layer
+    reload_s: float = 60.0  # a registry's `current` pointer is checked at most this often
+    llm_timeout_s: float = 5.0  # the LLM classifier's whole budget, retry included
+    platform_prefixes: tuple[str, ...] = msgspec.field(default=DEFAULT_PLATFORM_PREFIXES, name="PLATFORM_PREFIXES")
+
+    @property
+    def registry(self) -> str | None:
         """The model registry's root when CLASSIFIER_MODEL_PATH is `<root>/current`: the classify path follows it."""
-        path = self.classifier_model_path or ""
+        path = self.model_path or ""
         if path == REGISTRY_POINTER:
             return "."
         if path.endswith("/" + REGISTRY_POINTER):
             return path[: -len(REGISTRY_POINTER) - 1] or "/"
         return None
 
-    @property
-    def session_backend(self) -> str:
-        """`dynamodb` or `file`: SESSION_STORE, or for `auto` DynamoDB whenever AWS is configured (an
-        endpoint, credentials, a region, a table name, or running in Lambda), else the embedded file."""
-        if self.session_store != "auto":
-            return self.session_store
-        aws = self.aws_configured or self.aws_endpoint_url
-        return "dynamodb" if aws else "file"
+
+class Export(Section, frozen=True, kw_only=True, rename=_prefixed("EXPORT_")):
+    """The label export (classified turns as training data)."""
+
+    threshold: int = msgspec.field(default=500, name="CLASSIFIER_EXPORT_THRESHOLD")  # new sessions per export
+    dir: str = msgspec.field(default=".assist/labels", name="CLASSIFIER_EXPORT_DIR")
+    settle_s: float = 60.0  # entries younger than this wait for the next export (index lag)
+    hash_key: str = "assist-local-export-key"  # HMAC key of session hashes
+    hash_key_secret: str | None = None  # a Secrets Manager secret holding the key, read at run time (ADR 0065)
+    hash_key_cache_s: float = 300.0  # the secret's value is kept this long in a warm process
+
+    secret: ClassVar[frozenset[str]] = frozenset({"hash_key"})
+
+
+class Embed(Section, frozen=True, kw_only=True, rename=_prefixed("EMBED_")):
+    embedder: str = msgspec.field(default="minilm", name="EMBEDDER")  # "minilm" (local ONNX) or "ollama:<model>"
+    model_dir: str = ".assist/models/all-MiniLM-L6-v2"
+
+
+class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
+    uri: str = ".assist/index"
+    table: str = "chunks"
+    language: str = "en"  # the docs' language: a question in another gets a translated full-text query
+    # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
+    refresh_s: float = 60.0
+    gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate
+    gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
+    gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
+    vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
+    fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
     @property
-    def index_is_s3(self) -> bool:
-        return self.index_uri.startswith("s3://")
+    def is_s3(self) -> bool:
+        return self.uri.startswith("s3://")
+
+
+class Retrieve(Section, frozen=True, kw_only=True, rename=_prefixed("RETRIEVE_")):
+    top_k: int = 5
+    timeout_s: float = 5.0  # past this the answer goes on without passages (`index_timeout`)
+    embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
+    similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
+    agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
+    semantic_weight: float = 0.5  # vector's share against relaxed full text in the fusion (ADR 0039)
+    exact_weight: float = 0.2  # the exact full-text list's weight on top (ADR 0039)
+    hub_damping: float = 0.5  # a document referencing the whole corpus keeps 1 − this of its score
+    mmr_lambda: float = 1.0  # MMR relevance/diversity trade-off; 1 = fused order (measured best)
+    corpus_chars: int = 12_000  # corpus questions: manifest lines given to the model, at most (ADR 0042)
+    document_chars: int = 16_000  # a named document's text given whole up to this (ADR 0042)
+
+
+class Uncertain(Section, frozen=True, kw_only=True, rename=_prefixed("UNCERTAIN_")):
+    """A RETRIEVAL question is out of scope (no model call) when similarity + centrality weight × centrality
+    + coverage weight × coverage is below the threshold (ADR 0055)."""
+
+    threshold: float = 0.65
+    centrality_weight: float = 1.0
+    coverage_weight: float = 0.3
+
+
+class Sources(Section, frozen=True, kw_only=True, rename=_prefixed("SOURCES_")):
+    """Docs sites, OpenAPI, repositories, PDF (ADR 0058–0060)."""
+
+    file: str = ""  # a YAML list of sources for one index (`assist index --sources`, the sync function)
+    # where a folder's files are published (`{path}` or a prefix); "": file:// URLs
+    docs_base_url: str = msgspec.field(default="", name="DOCS_BASE_URL")
+
+
+class Crawl(Section, frozen=True, kw_only=True, rename=_prefixed("CRAWL_")):
+    concurrency: int = 4  # requests in flight to one site at once
+    delay_s: float = 0.1  # each request slot waits this long before its next request (unless robots asks more)
+    max_pages: int = 2000  # a site with more pages than this is refused, not cut short
+    max_page_bytes: int = 2_000_000  # a page, spec or file larger than this is refused
+    timeout_s: float = 20.0  # per request
+    user_agent: str = "assist-docs-indexer/0.1"
+
+
+class Aws(Section, frozen=True, kw_only=True, rename=_prefixed("AWS_")):
+    endpoint_url: str | None = None
+    region: str = "us-east-1"  # AWS_REGION, else AWS_DEFAULT_REGION
+    bucket: str = msgspec.field(default="assist-data", name="BUCKET")
+    # static keys for an emulator (moto), only with endpoint_url. Real credentials come from boto3's (and
+    # LanceDB's) default chain, which also reads AWS_SESSION_TOKEN, profiles, and the container/instance
+    # endpoints, and refreshes them (ADR 0048).
+    emulator_access_key_id: str | None = None
+    emulator_secret_access_key: str | None = None
+    # True when the environment names AWS (any of AWS_SIGNALS): SESSION_STORE=auto then means DynamoDB
+    configured: bool = False
+
+    not_from_env: ClassVar[frozenset[str]] = frozenset(
+        {"emulator_access_key_id", "emulator_secret_access_key", "configured"}
+    )
+    secret: ClassVar[frozenset[str]] = frozenset({"emulator_access_key_id", "emulator_secret_access_key"})
 
     @property
     def emulator_keys(self) -> dict[str, str]:
         """The emulator's static keys, for boto3 and LanceDB; empty unless an endpoint is named and keys set
         (then every client passes them explicitly; otherwise each library's default chain finds them)."""
-        if not (self.aws_endpoint_url and self.emulator_access_key_id and self.emulator_secret_access_key):
+        if not (self.endpoint_url and self.emulator_access_key_id and self.emulator_secret_access_key):
             return {}
         return {
             "aws_access_key_id": self.emulator_access_key_id,
             "aws_secret_access_key": self.emulator_secret_access_key,
         }
 
+
+class Sessions(Section, frozen=True, kw_only=True, rename=_prefixed("SESSION_")):
+    """Sessions and intent history: DynamoDB tables, or one SQLite file (ADR 0044)."""
+
+    table: str = msgspec.field(default="assist-sessions", name="SESSIONS_TABLE")
+    intent_history_table: str = msgspec.field(default="assist-intent-history", name="INTENT_HISTORY_TABLE")
+    store: Literal["auto", "dynamodb", "file"] = "auto"  # auto: DynamoDB when AWS is configured
+    store_file: str = ".assist/sessions.sqlite3"
+    ttl_days: int = 30
+
+
+class Idempotency(Section, frozen=True, kw_only=True, rename=_prefixed("IDEMPOTENCY_")):
+    """Idempotency-Key (ADR 0049): answers remembered per caller, route and key."""
+
+    table: str = "assist-idempotency"  # DynamoDB; the embedded store keeps them in its own file
+    ttl_s: int = 3600  # a key is remembered this long after its answer
+    wait_s: float = 25.0  # a retry arriving while the first request runs waits this long for it
+    lock_s: float = 150.0  # a claim whose request died is free again after this (> every timeout)
+
+
+class Api(Section, frozen=True, kw_only=True, rename=_prefixed("")):
+    ask_state_machine_arn: str | None = None  # set: POST /v1/ask runs the ask state machine (the Ask function)
+    local_mode: bool = False  # set by `assist local up`: accepts the X-Assist-User dev header
+    trusted_identity_header: str | None = None  # a container behind an authenticating proxy
+    max_message_chars: int = 8000
+    max_extra_context_chars: int = 16000
+    max_editor_content_chars: int = 32000
+    max_user_info_bytes: int = 8192  # user_info encoded as JSON
+    max_body_bytes: int = 1_048_576  # any request body, as sent, before it is decoded (ADR 0043)
+    # a request's whole budget, every stage included (API Gateway closes at 30 s)
+    deadline_s: float = msgspec.field(default=28.0, name="API_DEADLINE_S")
+
+
+class Jwt(Section, frozen=True, kw_only=True, rename=_prefixed("JWT_")):
+    """Verified identity (ADR 0050): with JWT_JWKS_URL set, the caller is the `sub` of a verified bearer token."""
+
+    jwks_url: str | None = None
+    issuer: str | None = None
+    audience: str | None = None
+
+
+class Insights(Section, frozen=True, kw_only=True, rename=_prefixed("INSIGHTS_")):
+    scope: str = "assist/admin"  # the token scope GET /insights requires (ADR 0066)
+    max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
+
+
+class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
+    """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091)."""
+
+    table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
+    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
+    token_key: str | None = None
+    token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
+    token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
+    key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
+    stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
+    forwarded_hops: int = 0  # proxies in front that append to X-Forwarded-For (0: the socket's address)
+    # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
+    visitor_questions: int = 20  # questions per visitor per window
+    visitor_window_s: int = 600
+    key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
+    key_burst: int = 30  # questions a key may get at once above that rate
+    ip_requests: int = 120  # questions and visitor tokens per source address per window
+    ip_window_s: int = 600
+    daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
+
+    secret: ClassVar[frozenset[str]] = frozenset({"token_key"})
+
+
+class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
+    """`assist keys …` against a running engine (the local stack's URL, or the API's with an admin token)."""
+
+    url: str = ""
+    token: str | None = None
+
+    secret: ClassVar[frozenset[str]] = frozenset({"token"})
+
+
+class Logs(Section, frozen=True, kw_only=True, rename=_prefixed("LOG_")):
+    level: str = "INFO"
+    format: Literal["auto", "json", "console"] = "auto"
+    # True when AWS_LAMBDA_FUNCTION_NAME or ASSIST_IN_CONTAINER is set
+    in_cloud: bool = False
+
+    not_from_env: ClassVar[frozenset[str]] = frozenset({"in_cloud"})
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    ollama: Ollama = msgspec.field(default_factory=Ollama)
+    classifier: Classifier = msgspec.field(default_factory=Classifier)
+    export: Export = msgspec.field(default_factory=Export)
+    embed: Embed = msgspec.field(default_factory=Embed)
+    index: Index = msgspec.field(default_factory=Index)
+    retrieve: Retrieve = msgspec.field(default_factory=Retrieve)
+    uncertain: Uncertain = msgspec.field(default_factory=Uncertain)
+    sources: Sources = msgspec.field(default_factory=Sources)
+    crawl: Crawl = msgspec.field(default_factory=Crawl)
+    aws: Aws = msgspec.field(default_factory=Aws)
+    sessions: Sessions = msgspec.field(default_factory=Sessions)
+    idempotency: Idempotency = msgspec.field(default_factory=Idempotency)
+    api: Api = msgspec.field(default_factory=Api)
+    jwt: Jwt = msgspec.field(default_factory=Jwt)
+    insights: Insights = msgspec.field(default_factory=Insights)
+    widget: Widget = msgspec.field(default_factory=Widget)
+    remote: Remote = msgspec.field(default_factory=Remote)
+    logs: Logs = msgspec.field(default_factory=Logs)
+
+    @property
+    def session_backend(self) -> str:
+        """`dynamodb` or `file`: SESSION_STORE, or for `auto` DynamoDB whenever AWS is configured (an
+        endpoint, credentials, a region, a table name, or running in Lambda), else the embedded file."""
+        if self.sessions.store != "auto":
+            return self.sessions.store
+        aws = self.aws.configured or self.aws.endpoint_url
+        return "dynamodb" if aws else "file"
+
     def storage_options(self) -> dict[str, str]:
         """LanceDB/object_store options for an `s3://` index; empty for a local one. No credentials unless an
         emulator's: LanceDB's own default chain reads the environment (AWS_SESSION_TOKEN included), the
         container and instance endpoints, and refreshes what expires, as boto3 does."""
-        if not self.index_is_s3:
+        if not self.index.is_s3:
             return {}
-        opts = {"region": self.aws_region}
-        if self.aws_endpoint_url:
-            opts.update(endpoint=self.aws_endpoint_url, allow_http="true")
-        return opts | self.emulator_keys
+        opts = {"region": self.aws.region}
+        if self.aws.endpoint_url:
+            opts.update(endpoint=self.aws.endpoint_url, allow_http="true")
+        return opts | self.aws.emulator_keys
 
-    def with_(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
+    def with_(self, **sections: Section | Mapping[str, Any]) -> Settings:
+        """A copy with some fields changed: `with_(index={"uri": path}, logs={"level": "WARNING"})`, each section
+        given as its changed fields (an unknown field is a TypeError) or as a whole section."""
+        changed = {
+            name: change if isinstance(change, Section) else msgspec.structs.replace(getattr(self, name), **change)
+            for name, change in sections.items()
+        }
+        return msgspec.structs.replace(self, **changed)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = dict(os.environ if environ is None else environ)
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            if f.name in DERIVED or f.name in NOT_FROM_ENV:
-                continue
-            raw = env.get(_env_name(f.name))
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _parse(f.name, f.type, raw)
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-        if region and "aws_region" not in values:
-            values["aws_region"] = region
-        values["in_cloud"] = bool(env.get("AWS_LAMBDA_FUNCTION_NAME") or env.get("ASSIST_IN_CONTAINER"))
-        values["ollama_host_explicit"] = "ollama_host" in values
-        values["aws_configured"] = any(env.get(name) for name in AWS_SIGNALS)
-        store = values["session_store"] = str(values.get("session_store", "auto")).strip().lower()
-        if store not in SESSION_STORES:
-            raise SettingsError(f"SESSION_STORE={store!r}: use one of {'|'.join(SESSION_STORES)}")
-        unset = [f"JWT_{n}" for n in ("JWKS_URL", "ISSUER", "AUDIENCE") if not values.get(f"jwt_{n.lower()}")]
+        env = os.environ if environ is None else environ
+        s = cls(**{f.name: _read(f.type, env) for f in msgspec.structs.fields(cls)})
+        changes: dict[str, dict[str, Any]] = {
+            "ollama": {"host_explicit": bool(env.get("OLLAMA_HOST"))},
+            "aws": {"configured": any(env.get(name) for name in AWS_SIGNALS)},
+            "logs": {"in_cloud": bool(env.get("AWS_LAMBDA_FUNCTION_NAME") or env.get("ASSIST_IN_CONTAINER"))},
+        }
+        if not env.get("AWS_REGION") and env.get("AWS_DEFAULT_REGION"):
+            changes["aws"]["region"] = env["AWS_DEFAULT_REGION"]
+        if str(s.classifier.model_path).lower() in NO_MODEL:
+            changes["classifier"] = {"model_path": None}
+        unset = [name for name in ("JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE") if not env.get(name)]
         if 0 < len(unset) < 3:  # a token checked without its issuer or audience would accept any app's tokens
             raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
-        if str(values.get("classifier_model_path", "")).lower() in NO_MODEL:
-            values["classifier_model_path"] = None
-        return cls(**values)
+        return s.with_(**changes)
 
     def env_lines(self) -> dict[str, str]:
         """The variables another process needs to reach the same stack."""
         out = {
-            "AWS_ENDPOINT_URL": self.aws_endpoint_url or "",
-            "AWS_REGION": self.aws_region,
-            "AWS_ACCESS_KEY_ID": self.emulator_access_key_id or "",
-            "AWS_SECRET_ACCESS_KEY": self.emulator_secret_access_key or "",
-            "BUCKET": self.bucket,
-            "SESSIONS_TABLE": self.sessions_table,
-            "INTENT_HISTORY_TABLE": self.intent_history_table,
-            "IDEMPOTENCY_TABLE": self.idempotency_table,
-            "WIDGET_TABLE": self.widget_table,
-            "INDEX_URI": self.index_uri,
-            "EMBED_MODEL_DIR": str(Path(self.embed_model_dir).resolve()),
-            "CLASSIFIER_EXPORT_DIR": self.classifier_export_dir,
-            "LOCAL_MODE": "true" if self.local_mode else "",
-            "SESSION_STORE": "dynamodb" if self.aws_endpoint_url else "",
+            "AWS_ENDPOINT_URL": self.aws.endpoint_url or "",
+            "AWS_REGION": self.aws.region,
+            "AWS_ACCESS_KEY_ID": self.aws.emulator_access_key_id or "",
+            "AWS_SECRET_ACCESS_KEY": self.aws.emulator_secret_access_key or "",
+            "BUCKET": self.aws.bucket,
+            "SESSIONS_TABLE": self.sessions.table,
+            "INTENT_HISTORY_TABLE": self.sessions.intent_history_table,
+            "IDEMPOTENCY_TABLE": self.idempotency.table,
+            "WIDGET_TABLE": self.widget.table,
+            "INDEX_URI": self.index.uri,
+            "EMBED_MODEL_DIR": str(Path(self.embed.model_dir).resolve()),
+            "CLASSIFIER_EXPORT_DIR": self.export.dir,
+            "LOCAL_MODE": "true" if self.api.local_mode else "",
+            "SESSION_STORE": "dynamodb" if self.aws.endpoint_url else "",
         }
         return {k: v for k, v in out.items() if v}
 
 
-def _parse(name: str, typ: Any, raw: str) -> Any:
-    t = str(typ)
-    try:
-        if "tuple" in t:
-            return tuple(p.strip().lower() for p in raw.split("|") if p.strip())
-        if t.startswith("float"):
-            return float(raw)
-        if t.startswith("int"):
-            return int(raw)
-        if t.startswith("bool"):
-            return raw.strip().lower() in {"1", "true", "yes", "on"}
-    except ValueError as exc:
-        raise SettingsError(f"{_env_name(name)}={raw!r}: expected {t}") from exc
+def variables() -> dict[str, str]:
+    """Every variable `Settings.from_env` reads, with the field it sets: {"OLLAMA_HOST": "ollama.host", …}."""
+    return {
+        f.encode_name: f"{section.name}.{f.name}"
+        for section in msgspec.structs.fields(Settings)
+        for f in msgspec.structs.fields(section.type)
+        if f.name not in section.type.not_from_env
+    }
+
+
+def _read(section: type[Section], env: Mapping[str, str]) -> Section:
+    """One section from the environment: each variable that is set and not empty, parsed by its field's type."""
+    values = {}
+    for f in msgspec.structs.fields(section):
+        raw = env.get(f.encode_name)
+        if raw is None or raw == "" or f.name in section.not_from_env:
+            continue
+        try:
+            values[f.name] = msgspec.convert(_shape(raw, f.type), f.type, strict=False)
+        except (msgspec.ValidationError, ValueError) as exc:
+            raise SettingsError(f"{f.encode_name}={raw!r}: expected {_describe(f.type)}") from exc
+    return section(**values)
+
+
+def _shape(raw: str, typ: Any) -> Any:
+    """What msgspec's lax conversion takes for a variable's text: lists split on `|`, flags and choices
+    trimmed and lower-cased, the words yes/no/on/off as flags."""
+    if typing.get_origin(typ) is tuple:
+        return [p.strip().lower() for p in raw.split("|") if p.strip()]
+    if typ is bool:
+        word = raw.strip().lower()
+        if word not in _TRUE | _FALSE:
+            raise ValueError(word)
+        return word in _TRUE
+    if typing.get_origin(typ) is Literal:
+        return raw.strip().lower()
     return raw
+
+
+def _describe(typ: Any) -> str:
+    if typ is bool:
+        return "true or false (1/0, yes/no, on/off)"
+    if typing.get_origin(typ) is Literal:
+        return "one of " + "|".join(typing.get_args(typ))
+    names = [getattr(t, "__name__", str(t)) for t in (typing.get_args(typ) or (typ,)) if t is not type(None)]
+    return " or ".join(names)

@@ -56,10 +56,10 @@ def usage_of(reply: Any) -> dict[str, Any]:
 class ModelSlots:
     def __init__(self, settings: Settings) -> None:
         self.errors = call_errors()
-        self._timeout_s, self._connect_s = settings.ollama_timeout_s, settings.ollama_connect_timeout_s
-        self._api_key = settings.ollama_api_key
-        hosts = {"main": settings.ollama_host, "light": settings.light_host}
-        models = {"main": settings.ollama_model_name, "light": settings.light_model}
+        self._timeout_s, self._connect_s = settings.ollama.timeout_s, settings.ollama.connect_timeout_s
+        self._api_key = settings.ollama.api_key
+        hosts = {"main": settings.ollama.host, "light": settings.ollama.light_host}
+        models = {"main": settings.ollama.model_name, "light": settings.ollama.light_model}
         self._slots = {s: (hosts[s], models[s]) for s in ("main", "light")}
         self._clients: dict[tuple[str, float, bool], Any] = {}
 

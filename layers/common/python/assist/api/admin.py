@@ -23,19 +23,19 @@ if TYPE_CHECKING:
 
 def require_admin(request: Request, settings: Settings) -> None:
     """Nothing when the caller holds the admin scope; a 403 naming it otherwise (a 401 without a token)."""
-    if settings.jwt_jwks_url:
+    if settings.jwt.jwks_url:
         claims = verified_claims(request, settings)
     else:
         event = request.scope.get("aws.event")
         claims = authorizer_claims(event)
-        if not claims and settings.local_mode:
+        if not claims and settings.api.local_mode:
             return
         authorizer = ((event or {}).get("requestContext") or {}).get("authorizer") or {}
         granted = (authorizer.get("jwt") or {}).get("scopes") or []  # the route's scopes the authorizer matched
         claims = {**claims, "scp": [*scopes_of(claims), *granted]}
-    if settings.insights_scope not in scopes_of(claims):
+    if settings.insights.scope not in scopes_of(claims):
         raise PermissionDeniedException(
-            f"{request.url.path} is for admins: the token needs the scope {settings.insights_scope!r}"
+            f"{request.url.path} is for admins: the token needs the scope {settings.insights.scope!r}"
         )
 
 

@@ -89,7 +89,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         session,
         *feedback_routes(engine),
         *insights_routes(engine),
-        *chat_routes(settings.widget_stream_url),
+        *chat_routes(settings.widget.stream_url),
         *widget.routes(),
         *extra,
     ]
@@ -106,7 +106,7 @@ def service(
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
     the body limits every route shares; with `widget`, its CORS and its guard of visitor tokens (first)."""
     guards: list[Any] = [widget.guard] if widget is not None else []
-    if settings.jwt_jwks_url:
+    if settings.jwt.jwks_url:
         guards.append(token_guard(settings))  # verified identity (ADR 0050)
 
     @get("/healthz", summary="Liveness and readiness", opt={"public": True})
@@ -121,7 +121,7 @@ def service(
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        middleware=[*([widget.cors()] if widget is not None else []), BodyLimits(settings.max_body_bytes)],
+        middleware=[*([widget.cors()] if widget is not None else []), BodyLimits(settings.api.max_body_bytes)],
         guards=guards,
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
         lifespan=lifespan or [],

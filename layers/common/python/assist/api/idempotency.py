@@ -104,8 +104,8 @@ class Idempotency:
         route = request.scope["path"]
         payload = {"route": route, "owner": owner, "key": key, "body": body}
         layer = self._layer.get()
-        deadline = time.monotonic() + self.settings.idempotency_wait_s
-        lock_ms = int(self.settings.idempotency_lock_s * 1000)
+        deadline = time.monotonic() + self.settings.idempotency.wait_s
+        lock_ms = int(self.settings.idempotency.lock_s * 1000)
         try:
             while True:
                 try:
@@ -197,7 +197,7 @@ def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersisten
     if settings.session_backend == "file":
         from assist.memory.idempotency_file import SQLitePersistenceLayer
 
-        layer = SQLitePersistenceLayer(settings.session_store_file)
+        layer = SQLitePersistenceLayer(settings.sessions.store_file)
     else:
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
@@ -205,12 +205,12 @@ def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersisten
             from assist.aws.clients import client
 
             dynamodb = client("dynamodb", settings)
-        layer = DynamoDBPersistenceLayer(settings.idempotency_table, boto3_client=dynamodb)
+        layer = DynamoDBPersistenceLayer(settings.idempotency.table, boto3_client=dynamodb)
     config = IdempotencyConfig(
         event_key_jmespath="[route, owner, key]",
         payload_validation_jmespath="body",
         raise_on_no_idempotency_key=True,
-        expires_after_seconds=settings.idempotency_ttl_s,
+        expires_after_seconds=settings.idempotency.ttl_s,
         hash_function="sha256",
     )
     layer.configure(config, key_prefix=KEY_PREFIX)

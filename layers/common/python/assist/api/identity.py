@@ -37,16 +37,16 @@ JWKS_LIFESPAN_S = 300  # the key set is read again after this (and at once for a
 def caller(request: Request, settings: Settings) -> str:
     if visitor := request.scope.get(VISITOR_SCOPE_KEY):  # type: ignore[call-overload]
         return str(visitor.owner)
-    if settings.jwt_jwks_url:
+    if settings.jwt.jwks_url:
         return request.scope.get(VERIFIED_SCOPE_KEY) or f"jwt:{verified_subject(request, settings)}"
     claims = authorizer_claims(request.scope.get("aws.event"))
     if sub := claims.get("sub"):
         return f"jwt:{sub}"
-    header = LOCAL_HEADER if settings.local_mode else settings.trusted_identity_header
+    header = LOCAL_HEADER if settings.api.local_mode else settings.api.trusted_identity_header
     if header:
-        user = request.headers.get(header) or ("local" if settings.local_mode else "")
+        user = request.headers.get(header) or ("local" if settings.api.local_mode else "")
         if _USER.match(user):
-            return f"{'local' if settings.local_mode else 'proxy'}:{user}"
+            return f"{'local' if settings.api.local_mode else 'proxy'}:{user}"
         if user:
             raise ValidationException(f"{header} must be 1-128 of letters, digits and _ . @ : + -")
     detail = "no caller identity: call through the API's JWT authorizer"
@@ -90,26 +90,26 @@ def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, An
     if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("missing bearer token: send Authorization: Bearer <JWT>", error=None)
     try:
-        key = _jwks(str(settings.jwt_jwks_url)).get_signing_key_from_jwt(token.strip())
+        key = _jwks(str(settings.jwt.jwks_url)).get_signing_key_from_jwt(token.strip())
         if key.algorithm_name not in ASYMMETRIC:
             raise _unauthorized(f"token key algorithm {key.algorithm_name} is not accepted")
         claims = jwt.decode(
             token.strip(),
             key.key,
             algorithms=[key.algorithm_name],
-            audience=settings.jwt_audience,
-            issuer=settings.jwt_issuer,
+            audience=settings.jwt.audience,
+            issuer=settings.jwt.issuer,
             options={"require": ["exp", "iss", "aud", "sub"]},
         )
     except jwt.PyJWKClientConnectionError as exc:  # the provider's keys cannot be read: our fault, not the caller's
-        detail = f"the identity provider's keys ({settings.jwt_jwks_url}) are unreachable; retry shortly"
+        detail = f"the identity provider's keys ({settings.jwt.jwks_url}) are unreachable; retry shortly"
         raise ServiceUnavailableException(detail, headers={"Retry-After": "2"}) from exc
     except jwt.ExpiredSignatureError as exc:
         raise _unauthorized("token expired") from exc
     except jwt.InvalidAudienceError as exc:
-        raise _unauthorized(f"token audience is not {settings.jwt_audience}") from exc
+        raise _unauthorized(f"token audience is not {settings.jwt.audience}") from exc
     except jwt.InvalidIssuerError as exc:
-        raise _unauthorized(f"token issuer is not {settings.jwt_issuer}") from exc
+        raise _unauthorized(f"token issuer is not {settings.jwt.issuer}") from exc
     except jwt.InvalidSignatureError as exc:
         raise _unauthorized("token signature does not verify against the identity provider's keys") from exc
     except jwt.PyJWKClientError as exc:  # no key of the set matches the token's kid

@@ -78,7 +78,7 @@ def build_server(
         query: Annotated[str, Field(min_length=1, description="what to look for, in words or an identifier")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="how many passages")] = 5,
     ) -> dict[str, Any]:
-        _check_text("query", query, settings.max_message_chars)
+        _check_text("query", query, settings.api.max_message_chars)
         result = _index_call(lambda: engine.retriever().search(query, k=k))
         out = {
             "confidence": result.confidence,

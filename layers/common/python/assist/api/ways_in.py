@@ -31,7 +31,7 @@ def ways_in(
     `run_ask`, as /v1/ask does (the state machine on the local stack and in the Ask function);
     completions honour Idempotency-Key through `keyed`, as /v1/ask does."""
     settings = engine.settings
-    server = LazyMCP(lambda: _mcp_handler(engine, run_ask, settings.local_mode))
+    server = LazyMCP(lambda: _mcp_handler(engine, run_ask, settings.api.local_mode))
 
     @asgi("/mcp", copy_scope=False)
     async def mcp(scope: Any, receive: Any, send: Any) -> None:
@@ -40,7 +40,7 @@ def ways_in(
         await server(scope, receive, send)
 
     # The Ask function (behind API Gateway, which buffers) is the one with the state machine's ARN.
-    streams = not settings.ask_state_machine_arn
+    streams = not settings.api.ask_state_machine_arn
     return [chat_router(engine, run_ask, keyed, streams=streams), mcp], [server.lifespan]
 
 

@@ -118,7 +118,7 @@ class Widget:
 
     def ip(self, request: Request) -> str:
         peer = request.client.host if request.client else None
-        return client_ip(peer, request.headers.get("x-forwarded-for"), self.settings.widget_forwarded_hops)
+        return client_ip(peer, request.headers.get("x-forwarded-for"), self.settings.widget.forwarded_hops)
 
     # -- routes -------------------------------------------------------------------------
     def routes(self) -> list[Any]:
@@ -138,7 +138,7 @@ class Widget:
             known: Visitor | None = request.scope.get(VISITOR_SCOPE_KEY)  # type: ignore[call-overload]
             visitor = known.id if known is not None and known.key == site.key else new_visitor_id()
             token, expires = issue(
-                self._signing.get(), visitor, site.key, str(origin), settings.widget_token_ttl_s, _clock()
+                self._signing.get(), visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock()
             )
             log.info("widget.session", key=site.key, renewed=known is not None)
             return {

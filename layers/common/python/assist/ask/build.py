@@ -104,7 +104,7 @@ def embedding_layer(
 ) -> Callable[[], EmbeddingLayer] | None:
     """The embedding layer's provider, or None when CLASSIFIER_MODEL_PATH is off. A path `<registry>/current`
     follows the registry's pointer (`assist.classify.reload`); any other path is one artifact, loaded once."""
-    path = settings.classifier_model_path
+    path = settings.classifier.model_path
     if not path:
         return None
     embedder = embedder or lazy_embedder(settings)
@@ -112,11 +112,11 @@ def embedding_layer(
         from assist.aws.clients import client
 
         s3 = Lazy(lambda: client("s3", settings))  # boto3 is imported by the first read, not here
-    if root := settings.classifier_registry:
+    if root := settings.classifier.registry:
         from assist.classify.registry import Registry
         from assist.classify.reload import ReloadingLayer
 
-        return ReloadingLayer(Registry(root, s3), embedder, settings.classifier_reload_s)
+        return ReloadingLayer(Registry(root, s3), embedder, settings.classifier.reload_s)
 
     def load() -> EmbeddingLayer:
         from assist.classify.embedding import EmbeddingLayer
@@ -128,7 +128,7 @@ def embedding_layer(
 
 def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
     """The LLM layer's provider, or None when OLLAMA_HOST was not set."""
-    if not settings.ollama_host_explicit:
+    if not settings.ollama.host_explicit:
         return None
 
     def build() -> LLMClassifier:
@@ -146,7 +146,7 @@ def lazy_index(settings: Settings) -> Callable[[], Any]:
     def open_db(live: Settings) -> Any:
         from assist.index.store import connect
 
-        return connect(live.index_uri, live.storage_options())
+        return connect(live.index.uri, live.storage_options())
 
     return _live(open_db, settings)
 
@@ -168,7 +168,7 @@ def lazy_retriever(
             open_table(live, embedder(), database),
             embedder(),
             SearchOptions.from_settings(live),
-            catalog=lambda: load(database, live.index_uri, live.index_table),
+            catalog=lambda: load(database, live.index.uri, live.index.table),
         )
 
     return _live(open_retriever, settings)
@@ -182,7 +182,7 @@ def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Call
     def open_corpus(live: Settings) -> Any:
         from assist.retrieve.corpus import Corpus
 
-        return Corpus.open(index(), live.index_uri, live.index_table)
+        return Corpus.open(index(), live.index.uri, live.index.table)
 
     return _live(open_corpus, settings)
 

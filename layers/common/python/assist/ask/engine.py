@@ -118,7 +118,7 @@ class Engine:
         slots) now rather than on the first question."""
         self._cascade.warm()
         self._retriever()
-        if self.settings.ollama_warm_up:
+        if self.settings.ollama.warm_up:
             self._slots.warm_up()
 
     def retriever(self) -> Retriever:
@@ -148,7 +148,7 @@ class Engine:
         `site`: a widget visitor's question (its key and page; no model call at all past the key's budget)."""
         check_ask(req, self.settings)
         now = time.time()
-        deadline = deadline if deadline is not None else now + self.settings.api_deadline_s
+        deadline = deadline if deadline is not None else now + self.settings.api.deadline_s
         return TurnState(
             request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline, site=site
         )
@@ -191,19 +191,19 @@ class Engine:
     def _light_deadline(self, state: TurnState) -> float | None:
         """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
         turn's deadline: the answer still needs the rest."""
-        return sooner(state.deadline, after(self.settings.classifier_llm_timeout_s))
+        return sooner(state.deadline, after(self.settings.classifier.llm_timeout_s))
 
     def _translate(self, state: TurnState, query: str) -> str | None:
         """A question in another language than the index gets a translation to search by (only with a
         configured LLM)."""
-        if not self.settings.ollama_host_explicit or _over_budget(state):
+        if not self.settings.ollama.host_explicit or _over_budget(state):
             return None
-        lang = foreign(query, self.settings.index_language)
+        lang = foreign(query, self.settings.index.language)
         if lang is None:
             return None
         with stage(state.stages, "translate") as st:
-            translated = llm_translate(self._slots, query, self.settings.index_language, self._light_deadline(state))
-            st.update({"from": lang, "to": self.settings.index_language, "by": "llm" if translated else "none"})
+            translated = llm_translate(self._slots, query, self.settings.index.language, self._light_deadline(state))
+            st.update({"from": lang, "to": self.settings.index.language, "by": "llm" if translated else "none"})
             if translated:
                 st["query"] = translated
         return translated
@@ -214,9 +214,9 @@ class Engine:
             query = state.route.retrieval_query or state.request.message
             search = self._submit(self._search, query, state.route.lexical_query)
             try:
-                result = search.result(timeout=self.settings.retrieve_timeout_s)
+                result = search.result(timeout=self.settings.retrieve.timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
-                log.warning("retrieve.timeout", budget_s=self.settings.retrieve_timeout_s)
+                log.warning("retrieve.timeout", budget_s=self.settings.retrieve.timeout_s)
                 result = RetrievalResult(chunks=[], confidence="none", degraded=["index_timeout"])
             state.retrieval = result
             state.degraded += result.degraded
@@ -243,7 +243,7 @@ class Engine:
         result = state.retrieval
         if result is None or {"index_unavailable", "index_timeout"} & set(result.degraded):
             return
-        readable = translated is not None or foreign(query, self.settings.index_language) is None
+        readable = translated is not None or foreign(query, self.settings.index.language) is None
         verdict = judge(translated or query, result, Weights.from_settings(self.settings), readable)
         st["verdict"] = verdict.detail()
         if verdict.uncertain:
@@ -259,7 +259,7 @@ class Engine:
 
         start = time.perf_counter()
         try:
-            match = recognize(question, self._corpus, self.settings.retrieve_corpus_chars)
+            match = recognize(question, self._corpus, self.settings.retrieve.corpus_chars)
         except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
             log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return
@@ -290,10 +290,10 @@ class Engine:
         both), while a multilingual embedder gets the question as asked."""
         try:
             if translated is None:
-                return self._retriever().search(query, k=self.settings.retrieve_top_k)
-            if self.settings.embedder == "minilm":
+                return self._retriever().search(query, k=self.settings.retrieve.top_k)
+            if self.settings.embed.embedder == "minilm":
                 query = translated
-            return self._retriever().search(query, k=self.settings.retrieve_top_k, analysis=analyze(translated))
+            return self._retriever().search(query, k=self.settings.retrieve.top_k, analysis=analyze(translated))
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence="none", degraded=["index_unavailable"])
@@ -449,7 +449,7 @@ class Engine:
             state.degraded.append("corpus_unavailable")
             return ctx
         whole: list[Chunk] = []
-        budget = self.settings.retrieve_document_chars
+        budget = self.settings.retrieve.document_chars
         for doc_id in match.documents:
             left = budget - sum(len(c.text) for c in whole)
             if left <= 0 and whole:

@@ -15,22 +15,22 @@ def client(service: str, settings: Settings, read_timeout: float = 10, attempts:
     from botocore.config import Config
 
     kwargs: dict[str, Any] = {
-        "region_name": settings.aws_region,
+        "region_name": settings.aws.region,
         "config": Config(
             retries={"mode": "standard", "max_attempts": attempts},
             connect_timeout=3,
             read_timeout=read_timeout,
             # StartSyncExecution's host is sync-states…: an emulator's endpoint (an address) has no such name
-            inject_host_prefix=not settings.aws_endpoint_url,
+            inject_host_prefix=not settings.aws.endpoint_url,
         ),
     }
-    if settings.aws_endpoint_url:
-        kwargs["endpoint_url"] = settings.aws_endpoint_url
+    if settings.aws.endpoint_url:
+        kwargs["endpoint_url"] = settings.aws.endpoint_url
     # no keys here: boto3's default chain (environment with AWS_SESSION_TOKEN, profile, container or
     # instance role) finds and refreshes them; only an emulator's static keys are passed (ADR 0048)
-    return boto3.client(service, **kwargs, **settings.emulator_keys)
+    return boto3.client(service, **kwargs, **settings.aws.emulator_keys)
 
 
 def index_s3(settings: Settings) -> Any:
     """An S3 client when the index lives on S3 (its writer lease needs one), else None."""
-    return client("s3", settings) if settings.index_is_s3 else None
+    return client("s3", settings) if settings.index.is_s3 else None

@@ -6,6 +6,7 @@ deployment uses, so they cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,12 +17,12 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 TEMPLATE = Path(__file__).resolve().parents[5] / "template.yaml"  # repo root
-# logical id in template.yaml → the Settings field holding its local name
-TABLES = {
-    "SessionsTable": "sessions_table",
-    "IntentHistoryTable": "intent_history_table",
-    "IdempotencyTable": "idempotency_table",
-    "WidgetTable": "widget_table",
+#: each table's logical id in template.yaml, and where its name is in `Settings`
+TABLES: dict[str, Callable[[Settings], str]] = {
+    "SessionsTable": lambda s: s.sessions.table,
+    "IntentHistoryTable": lambda s: s.sessions.intent_history_table,
+    "IdempotencyTable": lambda s: s.idempotency.table,
+    "WidgetTable": lambda s: s.widget.table,
 }
 BUCKET = "DataBucket"
 _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")
@@ -51,9 +52,9 @@ def table_definitions(settings: Settings, template: dict[str, Any] | None = None
     """create_table arguments per local table name, taken from the template's resources."""
     res = (template or load_template())["Resources"]
     out: dict[str, dict[str, Any]] = {}
-    for logical, field_name in TABLES.items():
+    for logical, table_name in TABLES.items():
         props = res[logical]["Properties"]
-        name = getattr(settings, field_name)
+        name = table_name(settings)
         out[name] = {"TableName": name, **{k: props[k] for k in _TABLE_KEYS if k in props}}
         if ttl := props.get("TimeToLiveSpecification"):
             out[name]["_ttl"] = ttl
@@ -74,11 +75,11 @@ def ensure_resources(settings: Settings, dynamodb: Any, s3: Any) -> None:
             log.info("local.table_created", table=name)
     if BUCKET in template["Resources"]:
         buckets = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
-        if settings.bucket not in buckets:
-            s3.create_bucket(Bucket=settings.bucket)
+        if settings.aws.bucket not in buckets:
+            s3.create_bucket(Bucket=settings.aws.bucket)
             props = template["Resources"][BUCKET]["Properties"]
             if props.get("VersioningConfiguration"):
                 s3.put_bucket_versioning(
-                    Bucket=settings.bucket, VersioningConfiguration=props["VersioningConfiguration"]
+                    Bucket=settings.aws.bucket, VersioningConfiguration=props["VersioningConfiguration"]
                 )
-            log.info("local.bucket_created", bucket=settings.bucket)
+            log.info("local.bucket_created", bucket=settings.aws.bucket)

@@ -19,7 +19,7 @@ def secret_value(settings: Settings, secret_id: str, max_age_s: float) -> str:
 
 def _provider(settings: Settings) -> Any:
     """One provider per endpoint and region for the process: its cache is what spares a read per use."""
-    key = (settings.aws_endpoint_url, settings.aws_region)
+    key = (settings.aws.endpoint_url, settings.aws.region)
     with _lock:
         if key not in _providers:
             from aws_lambda_powertools.utilities.parameters import SecretsProvider

@@ -30,7 +30,7 @@ NO_CLASSIFIER_CONFIDENCE = 0.25
 
 def route_for(qtype: QueryType, layer: str, confidence: float, reason: str, settings: Settings) -> Route:
     slot = qtype.model_slot
-    model = settings.ollama_model_name if slot == "main" else settings.light_model
+    model = settings.ollama.model_name if slot == "main" else settings.ollama.light_model
     return Route(type=qtype, layer=layer, confidence=confidence, reason=reason, model_slot=slot, model=model)
 
 
@@ -56,7 +56,7 @@ class Cascade:
         if (
             declared is not None
             or self._embedding is None
-            or platform_prefix(message, self._settings.platform_prefixes)
+            or platform_prefix(message, self._settings.classifier.platform_prefixes)
         ):
             return None
         layer = self._embedding
@@ -71,7 +71,7 @@ class Cascade:
         pred: Prediction | None = None
         if declared is not None:
             route = route_for(declared, "declared", 1.0, "caller-declared query_type", s)
-        elif prefix := platform_prefix(message, s.platform_prefixes):
+        elif prefix := platform_prefix(message, s.classifier.platform_prefixes):
             route = route_for(QueryType.PLATFORM, "rules", 1.0, f"platform-injected prefix {prefix!r}", s)
         else:
             pred = self._embedding().predict(message, history) if self._embedding is not None else None
@@ -91,7 +91,7 @@ class Cascade:
 
     def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None, llm: bool) -> Route:
         s = self._settings
-        threshold = s.classifier_confidence_threshold
+        threshold = s.classifier.confidence_threshold
         if pred is not None and pred.decides(threshold):
             return route_for(QueryType(pred.label), "embedding", pred.p, _embedding_reason(pred, threshold), s)
         if pred is not None:

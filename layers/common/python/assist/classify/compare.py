@@ -36,9 +36,9 @@ def side(
     from assist.classify.evaluate import eval_routing
     from assist.classify.train import cross_validate
 
-    s = settings.with_(classifier_model_path=model_path, ollama_host_explicit=False)  # no LLM layer
+    s = settings.with_(classifier={"model_path": model_path}, ollama={"host_explicit": False})  # no LLM layer
     routed = eval_routing(build_cascade(s, embedder=lambda: embedder), holdout)
-    cv = cross_validate(seed, embedder, threshold=s.classifier_confidence_threshold, cluster_rows=rows or None)
+    cv = cross_validate(seed, embedder, threshold=s.classifier.confidence_threshold, cluster_rows=rows or None)
     topic = cv["topic_clustered_first_rows"] if rows else cv["topic_clustered"]
     return {
         "model": model_path,

@@ -100,13 +100,13 @@ class LLMClassifier:
     def from_settings(cls, settings: Settings) -> LLMClassifier:
         from assist.ollama_client import build_client, call_errors
 
-        budget = settings.classifier_llm_timeout_s
+        budget = settings.classifier.llm_timeout_s
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.
         client = build_client(
-            settings.ollama_host, budget + 1.0, settings.ollama_connect_timeout_s, api_key=settings.ollama_api_key
+            settings.ollama.host, budget + 1.0, settings.ollama.connect_timeout_s, api_key=settings.ollama.api_key
         )
-        return cls(client, settings.classifier_llm_model, budget, call_errors())
+        return cls(client, settings.ollama.classifier_model, budget, call_errors())
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:
         deadline = time.monotonic() + self.budget_s

@@ -48,7 +48,7 @@ class Pointer:
 
 def registry_root(explicit: str | None, settings: Settings) -> str:
     """`--registry` if given, else the registry CLASSIFIER_MODEL_PATH serves from."""
-    root = explicit or settings.classifier_registry
+    root = explicit or settings.classifier.registry
     if not root:
         raise RegistryError(
             "no model registry: pass --registry s3://bucket/prefix (or a directory), or set "

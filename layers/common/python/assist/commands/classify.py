@@ -166,7 +166,7 @@ def run_train(args: argparse.Namespace) -> int:
         examples,
         build_embedder(s),
         c=args.c or DEFAULT_C,
-        threshold=args.threshold if args.threshold is not None else s.classifier_confidence_threshold,
+        threshold=args.threshold if args.threshold is not None else s.classifier.confidence_threshold,
         folds=args.folds,
         holdout=holdout,
         sources=sources,
@@ -202,7 +202,7 @@ def run_cv(args: argparse.Namespace) -> int:
         examples,
         build_embedder(s),
         c=args.c or DEFAULT_C,
-        threshold=s.classifier_confidence_threshold,
+        threshold=s.classifier.confidence_threshold,
         topics=args.topics,
         seeds=args.seeds,
         cluster_rows=args.cluster_rows,
@@ -241,7 +241,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist.errors import AssistError
 
-    s = settings(log_level="WARNING")
+    s = settings(logs={"level": "WARNING"})
     with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
         old: list[str] = []
         for path in (args.seed, args.model):
@@ -347,9 +347,9 @@ def run_eval_routing(args: argparse.Namespace) -> int:
     from assist.classify.evaluate import eval_routing
 
     s = settings()
-    path = s.classifier_model_path
+    path = s.classifier.model_path
     cascade = build_cascade(s, s3=_s3(s, path))
     result = eval_routing(cascade, read_examples(args.dataset))
-    result["layers_on"] = {"embedding": path, "llm": s.classifier_llm_model if s.ollama_host_explicit else None}
+    result["layers_on"] = {"embedding": path, "llm": s.ollama.classifier_model if s.ollama.host_explicit else None}
     report(result, args.json)
     return 0

@@ -10,11 +10,13 @@ from typing import Any
 from assist.settings import Settings
 
 
-def settings(**overrides: Any) -> Settings:
+def settings(**overrides: dict[str, Any]) -> Settings:
+    """Settings from the environment, with a command's options on top: `settings(index={"uri": args.index})`;
+    an option left unset (None) keeps the environment's value."""
     from assist.logs import configure
 
     s = Settings.from_env()
-    s = s.with_(**{k: v for k, v in overrides.items() if v is not None})
+    s = s.with_(**{name: {k: v for k, v in fields.items() if v is not None} for name, fields in overrides.items()})
     configure(s)
     return s
 

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
 
     from assist.export.labels import run_export
 
-    result = run_export(settings(classifier_export_dir=args.out), force=args.force)
+    result = run_export(settings(export={"dir": args.out}), force=args.force)
     if args.json:
         emit(asdict(result))
     else:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from assist.errors import AssistError
     from assist.sources.sync import sync_sources
 
-    s = settings(index_uri=args.index)
+    s = settings(index={"uri": args.index})
     if args.rollback and (args.publish or args.locations or args.sources):
         raise AssistError("--rollback takes no sources and no --publish: it only moves the live pointer back")
     if args.to and not args.rollback:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
         emit(rollback(s, index_s3(s), args.to))
         return 0
-    specs = specs_of(args, s.sources_file)
+    specs = specs_of(args, s.sources.file)
     if args.publish:
         from assist.index.publish import publish
 

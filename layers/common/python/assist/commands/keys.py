@@ -62,7 +62,7 @@ def run_create(args: argparse.Namespace) -> int:
     key = _call(s, "POST", "/v1/admin/keys", body, lambda store: _create(s, store, body))
     _show(key, args.json, "created")
     if not args.json:
-        base = s.assist_url.rstrip("/") or "https://<the engine>"
+        base = s.remote.url.rstrip("/") or "https://<the engine>"
         print(f'add to the site\'s pages: <script src="{base}/widget.js" data-key="{key["key"]}" defer></script>')
     return 0
 
@@ -110,18 +110,18 @@ def _revoke(s: Settings, store: Any, key: str) -> dict[str, Any]:
 
 def _call(s: Settings, method: str, path: str, body: dict[str, Any] | None, local: Any) -> dict[str, Any]:
     """Through the engine at ASSIST_URL, or on this environment's store."""
-    if not s.assist_url:
+    if not s.remote.url:
         from assist.memory.backends import open_widget_store
 
         return dict(local(open_widget_store(s)))
     import httpx
 
-    headers = {"authorization": f"Bearer {s.assist_token}"} if s.assist_token else {}
-    url = s.assist_url.rstrip("/") + path
+    headers = {"authorization": f"Bearer {s.remote.token}"} if s.remote.token else {}
+    url = s.remote.url.rstrip("/") + path
     try:
         response = httpx.request(method, url, json=body, headers=headers, timeout=30)
     except httpx.HTTPError as exc:
-        raise AssistError(f"cannot reach the engine at ASSIST_URL={s.assist_url}: {exc}") from exc
+        raise AssistError(f"cannot reach the engine at ASSIST_URL={s.remote.url}: {exc}") from exc
     if response.status_code >= 400:
         try:
             detail = response.json().get("detail") or response.text

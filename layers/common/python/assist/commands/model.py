@@ -17,5 +17,5 @@ def run_export(args: argparse.Namespace) -> int:
     from assist.embed.export import export_minilm
 
     s = settings()
-    emit({"model_dir": str(export_minilm(args.out or s.embed_model_dir, force=args.force))})
+    emit({"model_dir": str(export_minilm(args.out or s.embed.model_dir, force=args.force))})
     return 0

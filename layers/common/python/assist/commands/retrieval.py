@@ -63,8 +63,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from assist.embed import build_embedder
     from assist.retrieve.evaluate import METRICS, evaluate
 
-    s = settings(log_level="WARNING")  # not a log line per query
-    s3 = index_s3(s.with_(index_uri=args.index_dir))
+    s = settings(logs={"level": "WARNING"})  # not a log line per query
+    s3 = index_s3(s.with_(index={"uri": args.index_dir}))
     vs = {"auto": "rrf" if args.strategy == "adaptive" else None, "none": None}.get(args.vs, args.vs)
     result = evaluate(
         args.corpus,
@@ -100,7 +100,7 @@ def run_uncertain(args: argparse.Namespace) -> int:
         if len(spec) < 4:
             raise AssistError(f"--set {' '.join(spec)}: expected NAME CORPUS QRELS QUERIES [QUERIES ...]")
     sets = [DataSet(spec[0], spec[1], spec[2], tuple(spec[3:])) for spec in args.set]
-    s = settings(log_level="WARNING")
+    s = settings(logs={"level": "WARNING"})
     result = evaluate(sets, args.offtopic, args.index_root, s, build_embedder(s))
     if args.json:
         report(result, True)

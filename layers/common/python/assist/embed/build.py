@@ -13,17 +13,17 @@ if TYPE_CHECKING:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "minilm":
+    if settings.embed.embedder == "minilm":
         from assist.embed.onnx import OnnxEmbedder
 
-        return OnnxEmbedder.load(settings.embed_model_dir)
-    if settings.embedder.startswith("ollama:"):
+        return OnnxEmbedder.load(settings.embed.model_dir)
+    if settings.embed.embedder.startswith("ollama:"):
         from assist.embed.ollama import OllamaEmbedder
 
         return OllamaEmbedder(
-            host=settings.ollama_host,
-            model=settings.embedder.split(":", 1)[1],
-            timeout_s=settings.ollama_timeout_s,
-            api_key=settings.ollama_api_key,
+            host=settings.ollama.host,
+            model=settings.embed.embedder.split(":", 1)[1],
+            timeout_s=settings.ollama.timeout_s,
+            api_key=settings.ollama.api_key,
         )
-    raise EmbedderError(f"EMBEDDER={settings.embedder!r}: expected 'minilm' or 'ollama:<model>'")
+    raise EmbedderError(f"EMBEDDER={settings.embed.embedder!r}: expected 'minilm' or 'ollama:<model>'")

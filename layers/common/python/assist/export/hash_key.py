@@ -12,6 +12,6 @@ from assist.settings import Settings
 
 
 def hash_key(settings: Settings) -> str:
-    if not settings.export_hash_key_secret:
-        return settings.export_hash_key
-    return secret_value(settings, settings.export_hash_key_secret, settings.export_hash_key_cache_s)
+    if not settings.export.hash_key_secret:
+        return settings.export.hash_key
+    return secret_value(settings, settings.export.hash_key_secret, settings.export.hash_key_cache_s)

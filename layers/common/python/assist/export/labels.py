@@ -76,9 +76,9 @@ class LabelExporter:
         start = (
             pending["start"]
             if pending
-            else mark.get("watermark") or _iso(now - timedelta(days=self._s.session_ttl_days))
+            else mark.get("watermark") or _iso(now - timedelta(days=self._s.sessions.ttl_days))
         )
-        end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export_settle_s))
+        end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export.settle_s))
         entries = self.entries(start, end) if end > start else []
         sessions = {e["session_id"] for e in entries}
         result = ExportResult(
@@ -87,10 +87,10 @@ class LabelExporter:
             files=[],
             watermark=mark.get("watermark", ""),
             exported=False,
-            threshold=self._s.classifier_export_threshold,
+            threshold=self._s.export.threshold,
             resumed=bool(pending),
         )
-        below = not force and len(sessions) < self._s.classifier_export_threshold
+        below = not force and len(sessions) < self._s.export.threshold
         if not pending and (not entries or below):  # a pending range is always finished, even if empty
             return self._done(result, t0)
 
@@ -189,7 +189,7 @@ def run_export(settings: Settings, force: bool = False) -> ExportResult:
     from assist.aws.clients import client
     from assist.export.sink import open_sink
 
-    uri = settings.classifier_export_dir
+    uri = settings.export.dir
     from assist.memory.backends import open_store
 
     sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)

@@ -37,9 +37,11 @@ def publish(specs: list[Any], settings: Settings, embedder: Embedder, s3: Any = 
     """Build `specs` as a new version, gate it, flip the pointer; the report says what was decided and why."""
     from assist.sources.sync import sync_sources
 
-    root = settings.index_uri
+    root = settings.index.uri
     version = new_version()
-    built = sync_sources(specs, settings.with_(index_uri=pointer.version_uri(root, version)), embedder, progress, s3)
+    built = sync_sources(
+        specs, settings.with_(index={"uri": pointer.version_uri(root, version)}), embedder, progress, s3
+    )
     gate = judge(settings, embedder, root, version, s3)
     report = {
         "version": version,
@@ -64,7 +66,7 @@ def publish(specs: list[Any], settings: Settings, embedder: Embedder, s3: Any = 
 
 def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
     """Point back at the previous live version (or at `to`, an earlier live version)."""
-    root = settings.index_uri
+    root = settings.index.uri
     with writer_lease(root, s3):
         current = pointer.read(root, s3)
         previous = list(current.get("previous", [])) if current else []
@@ -82,40 +84,40 @@ def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
 def _built_in_place(settings: Settings) -> bool:
     from assist.index.store import connect
 
-    return settings.index_table in connect(settings.index_uri, settings.storage_options()).table_names()
+    return settings.index.table in connect(settings.index.uri, settings.storage_options()).table_names()
 
 
 def judge(settings: Settings, embedder: Embedder, root: str, version: str, s3: Any = None) -> dict[str, Any]:
     """The gate's figures: the candidate's and the live version's nDCG@10; `refused` when it falls short."""
-    if not (settings.index_gate_queries and settings.index_gate_qrels):
+    if not (settings.index.gate_queries and settings.index.gate_qrels):
         return {"ran": False, "why": "no relevance set (INDEX_GATE_QUERIES, INDEX_GATE_QRELS)"}
-    candidate = score(settings.with_(index_uri=pointer.version_uri(root, version)), embedder)
+    candidate = score(settings.with_(index={"uri": pointer.version_uri(root, version)}), embedder)
     try:
-        live = score(settings.with_(index_uri=pointer.live_uri(root, s3)), embedder)
+        live = score(settings.with_(index={"uri": pointer.live_uri(root, s3)}), embedder)
     except AssistError:  # nothing live yet: the first version is judged by nothing
         live = None
-    margin = settings.index_gate_margin
+    margin = settings.index.gate_margin
     refused = live is not None and candidate < live - margin
     return {"ran": True, "ndcg@10": candidate, "live_ndcg@10": live, "margin": margin, "refused": refused}
 
 
 def score(settings: Settings, embedder: Embedder) -> float:
-    """nDCG@10 of the index at `settings.index_uri` on the gate's relevance set."""
+    """nDCG@10 of the index at `settings.index.uri` on the gate's relevance set."""
     from assist.index.store import connect, open_table
     from assist.retrieve import beir
     from assist.retrieve.evaluate import DEPTH, best_chunk_order, ndcg, searcher
     from assist.retrieve.manifest import load
     from assist.retrieve.search import SearchOptions
 
-    judged, asked = beir.read_judged(settings.index_gate_queries, settings.index_gate_qrels)
-    db = connect(settings.index_uri, settings.storage_options())
+    judged, asked = beir.read_judged(settings.index.gate_queries, settings.index.gate_qrels)
+    db = connect(settings.index.uri, settings.storage_options())
     search = searcher(
         "adaptive",
         open_table(settings, embedder, db),
         embedder,
         SearchOptions.from_settings(settings),
         DEPTH,
-        catalog=lambda: load(db, settings.index_uri, settings.index_table),  # identifiers, as readers rank
+        catalog=lambda: load(db, settings.index.uri, settings.index.table),  # identifiers, as readers rank
     )
     total = sum(ndcg(best_chunk_order(search(text)), judged[q], 10) for q, text in asked.items())
     return round(total / len(asked), 4)

@@ -82,15 +82,15 @@ def schema(embedder: Embedder) -> Any:
 
 
 def open_table(settings: Settings, embedder: Embedder, db: Any = None) -> Any:
-    db = db if db is not None else connect(settings.index_uri, settings.storage_options())
+    db = db if db is not None else connect(settings.index.uri, settings.storage_options())
     try:
-        table = db.open_table(settings.index_table)
+        table = db.open_table(settings.index.table)
     except (FileNotFoundError, ValueError) as exc:
         raise IndexUnavailable(
-            f"no index table {settings.index_table!r} at {settings.index_uri}: "
-            f"run `assist index docs --index {settings.index_uri}`"
+            f"no index table {settings.index.table!r} at {settings.index.uri}: "
+            f"run `assist index docs --index {settings.index.uri}`"
         ) from exc
-    verify_embedder(table, embedder, settings.index_uri)
+    verify_embedder(table, embedder, settings.index.uri)
     return table
 
 
@@ -113,9 +113,9 @@ def sync(
     hash changed are replaced, missing ones deleted, unchanged ones left alone (not re-embedded).
     The corpus manifest follows in the same run (`entries`, or ones made from the chunks: id, title).
     Runs under the index's writer lease (`lock.py`): one writer at a time."""
-    with writer_lease(settings.index_uri, s3):
+    with writer_lease(settings.index.uri, s3):
         return write(
-            connect(settings.index_uri, settings.storage_options()), docs, settings, embedder, progress, entries
+            connect(settings.index.uri, settings.storage_options()), docs, settings, embedder, progress, entries
         )
 
 
@@ -133,14 +133,14 @@ def write(
     stats = _sync(db, docs, settings, embedder, progress)
     full = {d: (h, chunks) for d, (h, chunks) in docs.items() if chunks is not None}
     if kept:
-        full |= _read_docs(db.open_table(settings.index_table), kept)
+        full |= _read_docs(db.open_table(settings.index.table), kept)
     entries = dict(entries or {})
-    old = {e.id: e for e in manifest.read(db, settings.index_table) or []} if kept else {}
+    old = {e.id: e for e in manifest.read(db, settings.index.table) or []} if kept else {}
     for d, (_, chunks) in full.items():
         if d not in entries:
             entries[d] = old.get(d) or manifest.entry_from_chunks(d, chunks)
     entries = with_hubs(entries, {d: chunks for d, (_, chunks) in full.items()})
-    written = manifest.write(db, settings.index_table, entries, {d: h for d, (h, _) in full.items()})
+    written = manifest.write(db, settings.index.table, entries, {d: h for d, (h, _) in full.items()})
     log.info("index.manifest", entries=len(entries), written=written)
     metrics.indexed(stats.docs)
     return stats
@@ -166,12 +166,12 @@ def _sync(
     db: Any, docs: dict[str, tuple[str, list[DocChunk]]], settings: Settings, embedder: Embedder, progress: bool
 ) -> IngestStats:
     table = None
-    if settings.index_table in db.table_names():
-        table = db.open_table(settings.index_table)
-        verify_embedder(table, embedder, settings.index_uri)
+    if settings.index.table in db.table_names():
+        table = db.open_table(settings.index.table)
+        verify_embedder(table, embedder, settings.index.uri)
         if "url" not in table.schema.names:  # built before documents kept their links: rebuilt whole, once
-            log.info("index.rebuilt_for_urls", uri=settings.index_uri)
-            db.drop_table(settings.index_table)
+            log.info("index.rebuilt_for_urls", uri=settings.index.uri)
+            db.drop_table(settings.index.table)
             table = None
     existing = doc_hashes(table) if table is not None else {}
     stale = [d for d, (h, chunks) in docs.items() if chunks is None and existing.get(d) != h]
@@ -187,13 +187,13 @@ def _sync(
         unchanged_docs=len(docs) - len(changed),
     )
     if not stats.changed:
-        log.info("index.current", uri=settings.index_uri, docs=stats.docs)
+        log.info("index.current", uri=settings.index.uri, docs=stats.docs)
         return stats
 
     new_chunks = [(docs[d][0], c) for d in changed for c in docs[d][1] or []]
     rows = _embed_rows(new_chunks, embedder, progress, _vectors(table, changed))
     if table is None:
-        table = db.create_table(settings.index_table, data=rows, schema=schema(embedder))
+        table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
     else:
         from lancedb.expr import col
 
@@ -205,7 +205,7 @@ def _sync(
     refresh_indexes(table, settings)
     log.info(
         "index.updated",
-        uri=settings.index_uri,
+        uri=settings.index.uri,
         docs=stats.docs,
         chunks=stats.chunks,
         changed=stats.added_docs,
@@ -271,12 +271,12 @@ def _embed_rows(
 
 
 def fts_options(settings: Settings) -> dict[str, bool]:
-    unknown = set(settings.index_fts_options) - {*FTS_TOKENIZER_OPTIONS, "none"}
+    unknown = set(settings.index.fts_options) - {*FTS_TOKENIZER_OPTIONS, "none"}
     if unknown:
         raise IndexUnavailable(
             f"INDEX_FTS_OPTIONS: unknown {sorted(unknown)}; use any of {'|'.join(FTS_TOKENIZER_OPTIONS)}, or none"
         )
-    return {o: o in settings.index_fts_options for o in FTS_TOKENIZER_OPTIONS} | {"with_position": True}
+    return {o: o in settings.index.fts_options for o in FTS_TOKENIZER_OPTIONS} | {"with_position": True}
 
 
 def refresh_indexes(table: Any, settings: Settings) -> None:
@@ -293,7 +293,7 @@ def refresh_indexes(table: Any, settings: Settings) -> None:
     indexed = {c for ix in table.list_indices() for c in (ix.columns or [])}
     if FTS_COLUMN not in indexed:
         table.create_fts_index(FTS_COLUMN, use_tantivy=False, replace=True, **fts_options(settings))
-    if "vector" not in indexed and rows >= settings.index_vector_index_rows:
+    if "vector" not in indexed and rows >= settings.index.vector_index_rows:
         start = time.perf_counter()
         table.create_index(
             metric="l2",

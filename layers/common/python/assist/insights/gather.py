@@ -125,7 +125,7 @@ def gather(
     now = now or datetime.now(UTC)
     since = (now - timedelta(days=days)).astimezone(UTC).isoformat(timespec="milliseconds")
     out = Gathered(days=days, since=since, until=now.astimezone(UTC).isoformat(timespec="milliseconds"))
-    limit = max_entries or settings.insights_max_entries
+    limit = max_entries or settings.insights.max_entries
     day = now.astimezone(UTC).date()
     while day.isoformat() >= since[:10] and not out.truncated:
         for page in store.history_pages(day.isoformat(), newest_first=True):

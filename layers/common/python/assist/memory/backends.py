@@ -24,15 +24,17 @@ def open_store(settings: Settings, dynamodb: Any = None) -> Store:
     if settings.session_backend == "file":
         from assist.memory.sqlite import SQLiteStore
 
-        log.info("memory.store_opened", backend="file", path=settings.session_store_file)
-        return SQLiteStore(settings.session_store_file, settings.session_ttl_days)
+        log.info("memory.store_opened", backend="file", path=settings.sessions.store_file)
+        return SQLiteStore(settings.sessions.store_file, settings.sessions.ttl_days)
     from assist.memory.dynamodb import DynamoDBStore
 
     if dynamodb is None or callable(dynamodb):
         from assist.aws.clients import client
 
         dynamodb = dynamodb() if callable(dynamodb) else client("dynamodb", settings)
-    return DynamoDBStore(dynamodb, settings.sessions_table, settings.intent_history_table, settings.session_ttl_days)
+    return DynamoDBStore(
+        dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
+    )
 
 
 def open_widget_store(settings: Settings, dynamodb: Any = None) -> WidgetStore:
@@ -41,11 +43,11 @@ def open_widget_store(settings: Settings, dynamodb: Any = None) -> WidgetStore:
     if settings.session_backend == "file":
         from assist.memory.widget_sqlite import SQLiteWidgetStore
 
-        return SQLiteWidgetStore(settings.session_store_file)
+        return SQLiteWidgetStore(settings.sessions.store_file)
     from assist.memory.widget_dynamodb import DynamoDBWidgetStore
 
     if dynamodb is None:
         from assist.aws.clients import client
 
         dynamodb = client("dynamodb", settings)
-    return DynamoDBWidgetStore(dynamodb, settings.widget_table)
+    return DynamoDBWidgetStore(dynamodb, settings.widget.table)

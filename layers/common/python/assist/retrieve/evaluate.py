@@ -104,11 +104,11 @@ def build_index(
     corpus = beir.read_corpus(corpus_path)
     if not corpus:
         raise beir.BeirError(f"{corpus_path}: the corpus is empty")
-    s = settings.with_(index_uri=index_dir, index_table="corpus")
+    s = settings.with_(index={"uri": index_dir, "table": "corpus"})
     stats = sync(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
     log.info("eval.index", dir=index_dir, docs=stats.docs, chunks=stats.chunks, re_embedded=stats.added_docs)
     db = connect(index_dir, s.storage_options())
-    return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index_table)
+    return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index.table)
 
 
 METRICS = ("ndcg@10", "recall@5", "recall@10", "recall@100", "mrr@10")

@@ -88,9 +88,9 @@ def verdicts(
     """(the verdict's reason or None, retrieval confidence, question) for each question, as the engine judges it."""
     out = []
     for q in questions:
-        text = q.translation if q.translation and foreign(q.text, settings.index_language) else q.text
-        result = retriever.search(text, k=settings.retrieve_top_k)
-        readable = text is not q.text or foreign(q.text, settings.index_language) is None
+        text = q.translation if q.translation and foreign(q.text, settings.index.language) else q.text
+        result = retriever.search(text, k=settings.retrieve.top_k)
+        readable = text is not q.text or foreign(q.text, settings.index.language) is None
         v = judge(text, result, Weights.from_settings(settings), readable)
         out.append((v.reason, result.confidence, q))
     return out
@@ -101,9 +101,9 @@ def evaluate(
 ) -> dict[str, Any]:
     off = [(Path(f).name, offtopic(f)) for f in offtopic_files]
     report: dict[str, Any] = {
-        "threshold": settings.uncertain_threshold,
-        "centrality_weight": settings.uncertain_centrality_weight,
-        "coverage_weight": settings.uncertain_coverage_weight,
+        "threshold": settings.uncertain.threshold,
+        "centrality_weight": settings.uncertain.centrality_weight,
+        "coverage_weight": settings.uncertain.coverage_weight,
         "sets": {},
     }
     for ds in sets:

@@ -33,7 +33,7 @@ class IndexHandle:
         """The live version's URI (the location itself when nothing is published), re-checked when due."""
         with self._lock:
             now = self._clock()
-            if self._uri is None or now - self._checked >= self._settings.index_refresh_s:
+            if self._uri is None or now - self._checked >= self._settings.index.refresh_s:
                 self._checked = now
                 self._uri = self._read(self._uri)
             return self._uri
@@ -48,7 +48,7 @@ class IndexHandle:
             uri = self.location()
             with lock:
                 if uri not in opened:
-                    value = open_(settings.with_(index_uri=uri))
+                    value = open_(settings.with_(index={"uri": uri}))
                     opened.clear()  # the old version's objects go with it
                     opened[uri] = value
                 return opened[uri]
@@ -58,7 +58,7 @@ class IndexHandle:
     def _read(self, current: str | None) -> str:
         from assist.index import pointer
 
-        root = self._settings.index_uri
+        root = self._settings.index.uri
         try:
             uri = pointer.live_uri(root, self._s3_client())
         except Exception as exc:  # an unreadable pointer keeps the version being served; first use has none
@@ -71,7 +71,7 @@ class IndexHandle:
         return uri
 
     def _s3_client(self) -> Any:
-        if self._s3 is None and self._settings.index_is_s3:
+        if self._s3 is None and self._settings.index.is_s3:
             from assist.aws.clients import client
 
             self._s3 = client("s3", self._settings)
@@ -80,7 +80,7 @@ class IndexHandle:
 
 def handle_for(settings: Settings) -> IndexHandle:
     """One handle per index location and interval in the process, shared by the retriever and the corpus."""
-    key = (settings.index_uri, settings.index_refresh_s, settings.aws_endpoint_url)
+    key = (settings.index.uri, settings.index.refresh_s, settings.aws.endpoint_url)
     with _handles_lock:
         if key not in _handles:
             _handles[key] = IndexHandle(settings)

@@ -64,13 +64,13 @@ class SearchOptions:
     @classmethod
     def from_settings(cls, s: Settings) -> SearchOptions:
         return cls(
-            embed_timeout_s=s.retrieve_embed_timeout_ms / 1000,
-            similarity_floor=s.retrieve_similarity_floor,
-            agreement_bonus=s.retrieve_agreement_bonus,
-            mmr_lambda=s.retrieve_mmr_lambda,
-            semantic_weight=s.retrieve_semantic_weight,
-            exact_weight=s.retrieve_exact_weight,
-            hub_damping=s.retrieve_hub_damping,
+            embed_timeout_s=s.retrieve.embed_timeout_ms / 1000,
+            similarity_floor=s.retrieve.similarity_floor,
+            agreement_bonus=s.retrieve.agreement_bonus,
+            mmr_lambda=s.retrieve.mmr_lambda,
+            semantic_weight=s.retrieve.semantic_weight,
+            exact_weight=s.retrieve.exact_weight,
+            hub_damping=s.retrieve.hub_damping,
         )
 
     def weights(self, strategies: list[str]) -> dict[str, float]:

@@ -94,7 +94,7 @@ class Weights:
 
     @classmethod
     def from_settings(cls, s: Settings) -> Weights:
-        return cls(s.uncertain_threshold, s.uncertain_centrality_weight, s.uncertain_coverage_weight)
+        return cls(s.uncertain.threshold, s.uncertain.centrality_weight, s.uncertain.coverage_weight)
 
 
 def judge(question: str, result: RetrievalResult, weights: Weights, readable: bool = True) -> Verdict:

@@ -71,14 +71,14 @@ def _http_app(fn: LambdaFunction) -> ASGIApp:
 
 def _sync_ask(settings: Settings) -> Callable[[Any, str], Any] | None:
     """The Ask function (the answer image with ASK_STATE_MACHINE_ARN) runs /v1/ask through the state machine."""
-    if not settings.ask_state_machine_arn:
+    if not settings.api.ask_state_machine_arn:
         return None
     from assist.aws.clients import client
     from assist.serverless.execution import SyncAsk
 
     # read timeout past the state machine's own TimeoutSeconds; one attempt: a retry would start a second execution
-    sfn = client("stepfunctions", settings, read_timeout=settings.api_deadline_s + 5, attempts=1)
-    return SyncAsk(sfn, settings.ask_state_machine_arn, settings.api_deadline_s)
+    sfn = client("stepfunctions", settings, read_timeout=settings.api.deadline_s + 5, attempts=1)
+    return SyncAsk(sfn, settings.api.ask_state_machine_arn, settings.api.deadline_s)
 
 
 def is_http_event(event: Any) -> bool:

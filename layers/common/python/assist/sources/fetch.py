@@ -48,21 +48,21 @@ def host(url: str) -> str:
 
 
 class Fetcher:
-    """GETs on one site (the host of `base`, over http or https), at most `crawl_concurrency` at a time, each request
-    but the first waiting `crawl_delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
+    """GETs on one site (the host of `base`, over http or https), at most `crawl.concurrency` at a time, each request
+    but the first waiting `crawl.delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
 
     def __init__(self, base: str, settings: Settings) -> None:
         import httpx
 
         self.origin = origin(base)
         self.settings = settings
-        self.delay = settings.crawl_delay_s
+        self.delay = settings.crawl.delay_s
         self.requests = 0
         self._lock = threading.Lock()
         self._client = httpx.Client(
-            timeout=settings.crawl_timeout_s,
+            timeout=settings.crawl.timeout_s,
             follow_redirects=False,
-            headers={"user-agent": settings.crawl_user_agent},
+            headers={"user-agent": settings.crawl.user_agent},
         )
         self._robots: Any = None
 
@@ -82,11 +82,11 @@ class Fetcher:
         resp = self.get(urljoin(self.origin, "/robots.txt"), missing_ok=True)
         text = resp.body.decode("utf-8", "replace") if resp.status == 200 else ""
         self._robots = Protego.parse(text)
-        if (delay := self._robots.crawl_delay(self.settings.crawl_user_agent)) is not None:
+        if (delay := self._robots.crawl_delay(self.settings.crawl.user_agent)) is not None:
             self.delay = max(self.delay, float(delay))
 
     def allowed(self, url: str) -> bool:
-        return self._robots is None or self._robots.can_fetch(url, self.settings.crawl_user_agent)
+        return self._robots is None or self._robots.can_fetch(url, self.settings.crawl.user_agent)
 
     def on_host(self, url: str) -> bool:
         return urlsplit(url).scheme in ("http", "https") and host(url) == host(self.origin)
@@ -127,7 +127,7 @@ class Fetcher:
         raise SourceError(f"{url}: more than {MAX_REDIRECTS} redirects")
 
     def _body(self, url: str, resp: Any) -> bytes:
-        limit = self.settings.crawl_max_page_bytes
+        limit = self.settings.crawl.max_page_bytes
         declared = resp.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > limit:
             raise SourceError(f"{url}: {int(declared)} bytes, over the limit of {limit} (CRAWL_MAX_PAGE_BYTES)")
@@ -139,8 +139,8 @@ class Fetcher:
         return bytes(body)
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-        """fn over items on `crawl_concurrency` threads (each request waits `delay` first), in order."""
-        with ThreadPoolExecutor(max_workers=max(1, self.settings.crawl_concurrency)) as pool:
+        """fn over items on `crawl.concurrency` threads (each request waits `delay` first), in order."""
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.crawl.concurrency)) as pool:
             return list(pool.map(fn, items))
 
 

@@ -96,11 +96,11 @@ def _walk(root: Path, suffixes: set[str]) -> list[tuple[str, Path]]:
 
 def _read(spec: SourceSpec, settings: Settings, root: Path, files: list[tuple[str, Path]], code: bool) -> Read:
     out = Read(counts={"files": 0, "skipped_empty": 0})
-    base = spec.base_url or settings.docs_base_url
+    base = spec.base_url or settings.sources.docs_base_url
     for rel, path in files:
         size = path.stat().st_size
-        if size > settings.crawl_max_page_bytes:
-            raise SourceError(f"{path}: {size} bytes, over the limit of {settings.crawl_max_page_bytes}")
+        if size > settings.crawl.max_page_bytes:
+            raise SourceError(f"{path}: {size} bytes, over the limit of {settings.crawl.max_page_bytes}")
         suffix = path.suffix.lower()
         stem = str(PurePosixPath(rel).with_suffix(""))
         url = page_url(base, rel, path)

@@ -124,8 +124,8 @@ def _crawl(
                 allowed.append(item)
             else:
                 counts["disallowed"] += 1
-        if len(seen) > settings.crawl_max_pages:
-            raise SourceError(f"{fetcher.origin}: more than {settings.crawl_max_pages} pages (CRAWL_MAX_PAGES)")
+        if len(seen) > settings.crawl.max_pages:
+            raise SourceError(f"{fetcher.origin}: more than {settings.crawl.max_pages} pages (CRAWL_MAX_PAGES)")
         nxt: list[Listed] = []
         for page, links, status in fetcher.map(fetch, allowed):
             counts[status] = counts.get(status, 0) + 1

@@ -61,8 +61,8 @@ def _read_openapi(spec: SourceSpec, settings: Settings) -> Read:
         path = Path(where)
         if not path.is_file():
             raise SourceError(f"{where}: no such file")
-        if path.stat().st_size > settings.crawl_max_page_bytes:
-            raise SourceError(f"{where}: over the limit of {settings.crawl_max_page_bytes} bytes")
+        if path.stat().st_size > settings.crawl.max_page_bytes:
+            raise SourceError(f"{where}: over the limit of {settings.crawl.max_page_bytes} bytes")
         body = path.read_bytes()
         url = spec.base_url or path.resolve().as_uri()
     return read_spec(parse_spec(check_text(where, body), where), where, url, spec.prefix)
@@ -89,12 +89,12 @@ def sync_sources(
         raise SourceError("no sources given")
     from assist.index.pointer import live_uri
 
-    settings = settings.with_(index_uri=live_uri(settings.index_uri, s3))  # a published index: its live version
+    settings = settings.with_(index={"uri": live_uri(settings.index.uri, s3)})  # a published index: its live version
     t0 = time.perf_counter()
-    with writer_lease(settings.index_uri, s3):
-        db = connect(settings.index_uri, settings.storage_options())
-        indexed = _indexed(db, settings.index_table)
-        previous = validators.read(db, settings.index_table)
+    with writer_lease(settings.index.uri, s3):
+        db = connect(settings.index.uri, settings.storage_options())
+        indexed = _indexed(db, settings.index.table)
+        previous = validators.read(db, settings.index.table)
         docs: dict[str, tuple[str, Any]] = {}
         entries: dict[str, manifest.Entry] = {}
         seen_validators: dict[str, dict[str, Any]] = {}
@@ -117,9 +117,9 @@ def sync_sources(
         if not docs:
             raise SourceError("the sources hold no documents to index")
         stats = write(db, docs, settings, embedder, progress, entries)
-        validators.write(db, settings.index_table, seen_validators, previous)
+        validators.write(db, settings.index.table, seen_validators, previous)
     out = {
-        "index": settings.index_uri,
+        "index": settings.index.uri,
         **vars(stats),
         "seconds": round(time.perf_counter() - t0, 3),
         "sources": per_source,
@@ -143,12 +143,12 @@ def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Pat
     """First use from a checkout: index `docs` (with a progress bar on stderr) when a local index has
     no table yet; None when there is one (kept as it is: `assist index` refreshes it) or it is on S3.
     `embedder` builds the embedder, called only when there is something to index."""
-    if settings.index_is_s3 or not docs.is_dir():
+    if settings.index.is_s3 or not docs.is_dir():
         return None
-    db = connect(settings.index_uri)
-    if settings.index_table in db.table_names() and "url" in db.open_table(settings.index_table).schema.names:
+    db = connect(settings.index.uri)
+    if settings.index.table in db.table_names() and "url" in db.open_table(settings.index.table).schema.names:
         return None
-    log.info("index.first_use", index=settings.index_uri, docs=str(docs))
+    log.info("index.first_use", index=settings.index.uri, docs=str(docs))
     return ingest(docs, settings, embedder(), progress=True)
 
 

@@ -19,7 +19,7 @@ def run(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     from assist.embed import build_embedder
     from assist.sources.sync import sync_sources
 
-    where = str(payload.get("sources_file") or settings.sources_file)
+    where = str(payload.get("sources_file") or settings.sources.file)
     if not where:
         raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")
     if where.startswith("s3://"):

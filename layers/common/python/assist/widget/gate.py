@@ -67,7 +67,7 @@ class Effective:
         own = key.limits
         return cls(
             **{
-                f.name: v if (v := getattr(own, f.name)) is not None else getattr(settings, f"widget_{f.name}")
+                f.name: v if (v := getattr(own, f.name)) is not None else getattr(settings.widget, f.name)
                 for f in fields(cls)
             }
         )
@@ -106,7 +106,7 @@ class Gate:
         self.settings = settings
         self._store = store
         self._clock = clock
-        self.keys = KeyCache(store, settings.widget_key_cache_s)
+        self.keys = KeyCache(store, settings.widget.key_cache_s)
 
     # -- keys and origins ---------------------------------------------------------------
     def site(self, key: str, origin: str | None) -> SiteKey:
@@ -178,12 +178,12 @@ def token_key(settings: Settings, store: Callable[[], WidgetStore]) -> str:
     """The key visitor tokens are signed with: WIDGET_TOKEN_KEY; else the Secrets Manager secret
     WIDGET_TOKEN_KEY_SECRET names (read at run time, cached); else one made by the first process and kept in the
     widget table, which every process sharing the table then uses."""
-    if settings.widget_token_key:
-        return settings.widget_token_key
-    if settings.widget_token_key_secret:
+    if settings.widget.token_key:
+        return settings.widget.token_key
+    if settings.widget.token_key_secret:
         from assist.aws.secrets import secret_value
 
-        return secret_value(settings, settings.widget_token_key_secret, settings.export_hash_key_cache_s)
+        return secret_value(settings, settings.widget.token_key_secret, settings.export.hash_key_cache_s)
     return store().secret(TOKEN_KEY_NAME, secrets.token_urlsafe(32))
 
 
