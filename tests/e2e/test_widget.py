@@ -61,7 +61,7 @@ def stack(tmp_path_factory, docs_index, ollama):
     proc, base = start_stack(
         tmp_path_factory.mktemp("widget-stack"),
         "--index",
-        docs_index.index_uri,
+        docs_index.index.uri,
         OLLAMA_HOST=ollama.url,
         OLLAMA_MODEL_NAME="main-model:1b",
         OLLAMA_MODEL_NAME_CONVERSATIONAL="light-model:0.5b",

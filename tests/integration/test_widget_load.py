@@ -20,7 +20,7 @@ def test_concurrent_visitors_through_four_processes_get_exactly_their_limit_on_b
         processes=4,
         stores=("dynamodb", "file"),
         endpoint=moto_url,
-        index=docs_index.index_uri,
+        index=docs_index.index.uri,
         workers=42,
     )
     for store in ("dynamodb", "file"):
