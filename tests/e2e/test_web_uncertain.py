@@ -1,10 +1,15 @@
 """The web chat shows an answer the documentation does not cover as such (ADR 0055): a visible "Not in the
-docs" notice with its reason, in Debian's Chromium driven by Playwright, against `assist local up`."""
+docs" notice with its reason, in Debian's Chromium driven by Playwright, against `assist local up`; "ask
+anyway" sends the question again with `force_answer` (ADR 0084), and the model's own verdict (ADR 0083) gets
+the notice without the marker."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from assist.answer.marker import MARKER
 from tests.e2e.test_web_chat import browser, stack, sync_api  # noqa: F401 - the fixtures, shared
 
 pytestmark = pytest.mark.integration
@@ -28,8 +33,22 @@ def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, sta
     expect(answer.locator(".text")).to_contain_text("The documentation does not cover this question")
     assert len(ollama.calls(model="main-model:1b")) == before
 
+    ollama.queue_replies(["Sourdough needs a starter, flour and time."], model="main-model:1b")
+    answer.get_by_role("button", name="Ask anyway").click()
+    forced = page.locator(".turn .answer").nth(1)
+    expect(forced).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(forced.locator(".text")).to_have_text("Sourdough needs a starter, flour and time.")
+    expect(forced.locator(".uncertain")).to_be_hidden()
+    body = ollama.calls(model="main-model:1b")[-1].body
+    assert OFF_TOPIC in json.dumps(body)  # the same question, this time to the model
+    expect(page.locator(".turn .question").nth(1)).to_have_text(OFF_TOPIC)
+
+    ollama.queue_replies([f"{MARKER} The sources cover routing, not billing disputes."], model="main-model:1b")
     page.get_by_label("Your message").fill("How does the engine decide that a message is about billing?")
     page.get_by_label("Your message").press("Enter")
-    second = page.locator(".turn .answer").nth(1)
-    expect(second).to_have_attribute("data-state", "done", timeout=30_000)
-    expect(second.locator(".uncertain")).to_be_hidden()
+    declined = page.locator(".turn .answer").nth(2)
+    expect(declined).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(declined.locator(".uncertain")).to_be_visible()
+    assert declined.locator(".uncertain").get_attribute("data-reason") == "model_not_covered"
+    expect(declined.locator(".text")).to_have_text("The sources cover routing, not billing disputes.")
+    expect(declined.get_by_role("button", name="Ask anyway")).to_be_hidden()

@@ -23,6 +23,7 @@ from tests.support.docs_site import DocsSite
 pytestmark = pytest.mark.integration
 
 QUESTION = "How does the engine decide that a message is about billing?"
+OFF_TOPIC = "How do I bake sourdough bread?"  # not in the docs, said without a model (tests/e2e/test_web_uncertain.py)
 ANSWER = "It routes each message through layers, cheapest first: rules, then the `embedding` classifier [1]."
 AGGRESSIVE = """
 * { all: unset; }
@@ -304,6 +305,21 @@ def test_a_spanish_visitor_without_a_model_reads_spanish_and_the_dark_page_gets_
     expect(notice).to_contain_text("cita los pasajes más relevantes de la documentación")
     expect(answer.locator(".sources h2")).to_contain_text("Fuentes")
     page.screenshot(path=tmp_path / "widget-es-dark.png")
+
+    # "Ask anyway" (ADR 0084) in the widget: the same question again with force_answer, a question like any other
+    asked: list[dict] = []
+    page.on("request", lambda r: asked.append(r.post_data_json) if r.method == "POST" and "/v1/ask/" in r.url else None)
+    shadow(page, "textarea").fill(OFF_TOPIC)
+    shadow(page, "textarea").press("Enter")
+    declined = shadow(page, ".turn .answer").nth(1)
+    expect(declined).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(declined.locator(".uncertain")).to_have_text("No está en la documentación")
+    declined.get_by_role("button", name="Preguntar de todos modos").click()
+    forced = shadow(page, ".turn .answer").nth(2)
+    expect(forced).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(forced.locator(".uncertain")).to_be_hidden()
+    expect(declined.get_by_role("button", name="Preguntar de todos modos")).to_be_hidden()
+    assert [(b["message"], b.get("force_answer")) for b in asked] == [(OFF_TOPIC, None), (OFF_TOPIC, True)]
     assert problems == [], problems
     context.close()
     refresh_docs_images(tmp_path, "widget-es-dark.png")

@@ -1,6 +1,8 @@
 """The uncertainty verdict (ADR 0055) through the real parts: HTTP (uvicorn) → engine → LanceDB with docs/,
 the MiniLM embedder, moto DynamoDB, the Ollama test server; read back by the `openai` and `mcp` clients.
-An off-topic question is answered "not in the docs" without a model call; a docs question is not."""
+An off-topic question is answered "not in the docs" without a model call; a docs question is not. The model's
+own verdict (ADR 0083: a reply beginning with the marker) is uncertain too, on every way in, marker stripped;
+`force_answer` asks the model anyway (ADR 0084)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import openai
 import pytest
 from mcp import Client
 
+from assist.answer.marker import MARKER
 from assist.aws.clients import client
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
@@ -31,7 +34,10 @@ def llm():
 
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings, llm) -> Settings:
-    return docs_index.with_(ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT})
+    # local mode: the developer at the keyboard may read /insights
+    return docs_index.with_(
+        ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT}, api={"local_mode": True}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +80,7 @@ def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
     assert a["sources"]
 
 
-def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
-    body = {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"}
+def streamed(base: str, body: dict) -> list[tuple[str, dict]]:
     events = []
     with httpx.stream("POST", base + "/v1/ask/stream", json=body, timeout=60) as resp:
         name = None
@@ -84,6 +89,11 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
                 name = line.split(":", 1)[1].strip()
             elif line.startswith("data:"):
                 events.append((name, json.loads(line.split(":", 1)[1])))
+    return events
+
+
+def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
+    events = streamed(base, {"session_id": session_id, "message": OFF_TOPIC, "query_type": "RETRIEVAL"})
     assert [n for n, _ in events] == ["route", "token", "done"]
     route, token, done = (d for _, d in events)
     assert route["uncertain"] is True
@@ -130,3 +140,62 @@ def test_a_reader_gone_after_the_route_event_leaves_the_uncertain_turn_once(base
         )["Items"]
         assert len(items) == 1, table
     assert items[0]["uncertain"] == {"S": "out_of_scope"}
+
+
+EXPLANATION = "The sources describe how the engine routes and searches, not how it is configured for production."
+DECLINED = "What settings does the engine need for production?"
+
+
+def test_the_models_marker_is_an_uncertain_answer_on_every_way_in(base, llm, settings, session_id):
+    llm.queue_replies([f"{MARKER} {EXPLANATION}"] * 4, model=MAIN)
+    a = ask(base, session_id, DECLINED)
+    assert (a["uncertain"], a["uncertain_reason"]) == (True, "model_not_covered")
+    assert a["answer"] == EXPLANATION  # the marker stripped, the model's explanation kept
+    assert a["sources"]  # the passages it was shown
+    generate = next(s for s in a["trace"]["stages"] if s["name"] == "generate")
+    assert generate["verdict"] == "model_not_covered"
+    assert "verdict" in next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")  # the evidence passed it
+
+    events = streamed(base, {"session_id": session_id, "message": DECLINED, "query_type": "RETRIEVAL"})
+    tokens = [d["text"] for n, d in events if n == "token"]
+    done = events[-1][1]
+    assert events[-1][0] == "done"
+    assert not any("[[" in t or "covered]]" in t for t in tokens)  # no piece of the marker reaches the reader
+    assert "".join(tokens) == done["answer"] == EXPLANATION
+    assert (done["uncertain"], done["uncertain_reason"]) == (True, "model_not_covered")
+
+    oai = openai.OpenAI(base_url=base + "/v1", api_key="unused-locally", max_retries=0)
+    resp = oai.chat.completions.create(
+        model="assist", messages=[{"role": "user", "content": DECLINED}], extra_body={"query_type": "RETRIEVAL"}
+    )
+    assert resp.choices[0].message.content.startswith(EXPLANATION)  # with its Sources footer after
+    assert MARKER not in resp.choices[0].message.content
+    assert resp.model_extra["assist"]["uncertain_reason"] == "model_not_covered"
+
+    async def main():
+        async with Client(base + "/mcp", mode="legacy") as mcp:
+            return (await mcp.call_tool("ask", {"message": DECLINED})).structured_content
+
+    out = anyio.run(main)
+    assert (out["uncertain"], out["uncertain_reason"]) == (True, "model_not_covered")
+    assert MARKER not in out["answer"]
+
+    item = client("dynamodb", settings).get_item(
+        TableName=settings.sessions.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
+    )["Item"]
+    assert item["uncertain"] == {"S": "model_not_covered"}
+    page = httpx.get(base + "/insights?days=1", timeout=120)
+    assert page.status_code == 200
+    assert DECLINED in page.text  # a documentation gap
+
+
+def test_force_answer_asks_the_model_and_the_trace_says_so(base, llm, session_id):
+    llm.queue_replies(["Lemon cake needs lemons [1]."], model=MAIN)
+    before = len(llm.calls(model=MAIN))
+    a = answered(base, session_id=session_id, message=OFF_TOPIC, query_type="RETRIEVAL", force_answer=True)
+    assert len(llm.calls(model=MAIN)) == before + 1
+    assert (a["uncertain"], a["answer"]) == (False, "Lemon cake needs lemons [1].")
+    stages = {s["name"]: s for s in a["trace"]["stages"]}
+    assert stages["retrieve"]["verdict"]["reason"] == "out_of_scope"  # what the evidence said, kept
+    assert stages["retrieve"]["verdict"]["forced"] is True
+    assert stages["generate"]["forced"] is True

@@ -11,6 +11,7 @@ import httpx
 import jwt
 import pytest
 
+from assist.ollama_client import forget_facts
 from assist.settings import Settings
 from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from tests.integration.conftest import served
@@ -199,11 +200,14 @@ def test_past_the_daily_budget_answers_are_extractive_and_call_no_model(model_ba
     assert first["answer"] == "The index lives in LanceDB [1]."
     calls = len(ollama.requests)
     assert ollama.calls("/api/chat")
+    forget_facts()  # a window looked up again would be a request to the host too
     second = events(stream(model_base, v))["done"]
     assert second["degraded"] == ["budget"]
     generate = next(s for s in second["trace"]["stages"] if s["name"] == "generate")
     assert (generate["answered_by"], generate["answered_from"]) == ("extractive", "passages")
     assert second["sources"]
+    forced = events(stream(model_base, v, force_answer=True))["done"]  # "Ask anyway" spends no budget either
+    assert (forced["degraded"], forced["sources"] != []) == (["budget"], True)
     assert len(ollama.requests) == calls, "past the budget no model is asked anything"
     assert events(stream(model_base, visitor(model_base, key)))["done"]["degraded"] == ["budget"]  # per key
 

@@ -54,3 +54,20 @@ def test_choose_held_asks_for_stricter_targets_until_the_choice_holds_on_held_ou
     assert figures["on_all_rows"]["selective_accuracy"] >= asked["selective_accuracy"]
     # a target the rows cannot reach on held-out folds is reported as not held
     assert choose_held(known, unknown, Targets(0.999, 0.999), steps=2)[2]["held"] is False
+
+
+def test_a_margin_set_on_the_far_rows_is_stricter_when_they_are_harder():
+    known, unknown = rows(1)
+    rng = np.random.default_rng(2)
+    far = rng.uniform(size=len(known.p)) < 0.3
+    # the far rows are wrong more often at the same probability: a choice judged on all rows overrates them
+    ok = known.ok.copy()
+    ok[far] &= rng.uniform(size=int(far.sum())) < 0.95
+    hard = Rows(known.p, known.sim, ok)
+    t_all, _, plain = choose_held(hard, unknown, Targets(0.9, 0.9))
+    t_far, _, margin = choose_held(hard, unknown, Targets(0.9, 0.9), far=far)
+    assert margin["cross_validated"]["far"]["rows"] == int(far.sum())
+    assert margin["asked"]["selective_accuracy"] > plain["asked"]["selective_accuracy"]
+    assert t_far > t_all
+    assert margin["held"]
+    assert margin["cross_validated"]["far"]["selective_accuracy"] >= 0.9

@@ -1,5 +1,6 @@
 """What each type's prompt must contain (issue 5): sources and citations, editor code, memory, account data."""
 
+from assist.answer.marker import MARKER
 from assist.answer.prompts import build_messages
 from assist.contracts import Chunk, QueryType
 
@@ -19,7 +20,7 @@ def test_retrieval_numbers_sources_asks_for_citations_and_admits_gaps():
     assert "[1] Rate limits — Burst\n50 calls per second." in text
     assert "[2] Keys — Rotation" in text
     assert "[1], [2]" in msgs[0]["content"]
-    assert "do not cover" in msgs[0]["content"]
+    assert f"do not answer the question, do not guess: begin your reply with {MARKER}" in msgs[0]["content"]
     assert msgs[-1]["content"].endswith("Question: What is the burst limit?")
 
 

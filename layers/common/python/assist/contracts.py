@@ -45,6 +45,8 @@ class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     extra_context: str | None = None
     user_info: dict[str, Any] | None = None
     editor_content: str | None = None
+    #: answer with the model even when the docs seem not to cover the question (the verdict is still recorded)
+    force_answer: bool = False
 
 
 class IntentEntry(msgspec.Struct):

@@ -79,6 +79,7 @@ class ChatRequest(msgspec.Struct):
     extra_context: str | None = None
     user_info: dict[str, Any] | None = None
     editor_content: str | None = None
+    force_answer: bool | None = None
 
 
 class OpenAIError(AssistError):
@@ -150,6 +151,7 @@ def to_ask(chat: ChatRequest, header_session: str | None, owner: str) -> AskRequ
         "extra_context": chat.extra_context,
         "user_info": chat.user_info,
         "editor_content": chat.editor_content,
+        "force_answer": chat.force_answer,
     }
     try:
         return msgspec.convert({k: v for k, v in body.items() if v is not None}, AskRequest)

@@ -137,6 +137,18 @@ def guard_similarities(
     return centroids, loo, (g @ centroids.T).max(axis=1)
 
 
+def least_alike(vectors: np.ndarray, share: float, block: int = 2048) -> np.ndarray:
+    """A mask of the `share` of rows whose nearest other row is least similar (cosine): the rows a held-out
+    estimate should lean on when new rows are further from the training rows than these are from each other."""
+    unit = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    nearest = np.empty(len(unit))
+    for i in range(0, len(unit), block):
+        sims = unit[i : i + block] @ unit.T
+        sims[np.arange(len(sims)), np.arange(i, i + len(sims))] = -1.0  # not itself
+        nearest[i : i + block] = sims.max(axis=1)
+    return nearest <= np.quantile(nearest, share)
+
+
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
     from scipy import sparse
 
@@ -355,10 +367,12 @@ def train(
     sources: list[dict[str, Any]] | None = None,
     guard: list[Example] | None = None,
     targets: Targets | None = None,
+    far_share: float | None = None,
 ) -> tuple[ClassifierModel, dict[str, Any]]:
     """`guard`: out-of-scope messages (their labels are ignored); they only set the novelty guard's threshold.
     `targets` (with `guard`): both thresholds are chosen by cross-validation over the training and guard rows to
-    meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut."""
+    meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut; `far_share`: the margin
+    is set on that share of the training rows least like the others (ADR 0085)."""
     started = time.perf_counter()
     classes = sorted({e.label for e in examples})
     if len(classes) < 2:
@@ -401,7 +415,8 @@ def train(
         )
         known = Rows(calibrated.max(axis=1), loo, calibrated.argmax(axis=1) == truth)
         unknown = Rows(guard_probs.max(axis=1), out)
-        threshold, guard_threshold, gate = choose_held(known, unknown, targets)
+        far = least_alike(t.vectors, far_share) if far_share else None
+        threshold, guard_threshold, gate = choose_held(known, unknown, targets, far=far)
         guard_figures = {
             **guard_figures,
             **guard_pass_rates(loo, out, guard_threshold),

@@ -14,6 +14,7 @@ MODULES = [
     "insights",
     "mcp",
     "keys",
+    "doctor",
 ]
 #: the entry-point group an installed distribution registers more subcommand modules under
 ENTRY_POINTS = "assist.commands"

@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cross-validation, for the highest coverage at this selective accuracy (ADR 0056)",
     )
     tr.add_argument("--target-abstain", type=float, help="... and this share of the guard rows abstained on")
+    tr.add_argument(
+        "--far-share",
+        type=float,
+        help="with the targets: set the margin on this share of the training rows least like the others (their "
+        "nearest other training row furthest), held out, instead of on all of them (ADR 0085)",
+    )
     tr.set_defaults(func=run_train)
     cv = clf.add_parser(
         "cv", help="cross-validation of training without a held-out set: message-grouped and topic-clustered folds"
@@ -172,6 +178,7 @@ def run_train(args: argparse.Namespace) -> int:
         sources=sources,
         guard=guard,
         targets=targets,
+        far_share=args.far_share,
     )
     model.save(args.out)
     emit(

@@ -32,24 +32,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_eval)
     u = ev.add_parser(
         "uncertain",
-        help="the uncertainty verdict on BEIR sets plus off-topic questions: share flagged, side by side (ADR 0055)",
+        help="the uncertainty verdict fitted on several BEIR sets, each reported as fitted and left out of the fit "
+        "(ADR 0055, ADR 0082)",
     )
     u.add_argument(
         "--set",
         nargs="+",
         action="append",
-        required=True,
         metavar="NAME CORPUS QRELS QUERIES",
         help="a set: its name, corpus.jsonl, qrels TSV and one or more queries.jsonl (repeat the option per set)",
     )
     u.add_argument(
         "--offtopic",
         action="append",
-        required=True,
+        default=[],
         help="off-topic questions for every set: JSONL {_id, text}, or CLINC150's JSON (oos_train and one train row "
         "per intent are read)",
     )
-    u.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (reused)")
+    u.add_argument(
+        "--absent",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "FILE"),
+        help="in-domain but absent questions of one set: JSONL {_id, text} (repeatable)",
+    )
+    u.add_argument("--index-root", help="each set's index is built in ROOT/NAME (reused)")
+    u.add_argument("--evidence", metavar="FILE", help="write every question's signals to FILE (JSON lines)")
+    u.add_argument(
+        "--from-evidence", metavar="FILE", help="fit and report from a FILE --evidence wrote, without searching"
+    )
+    u.add_argument("--margin", type=float, default=0.5, help="a fit flags at most MARGIN × 0.05 answerable questions")
     u.add_argument("--json", action="store_true", help="one JSON object on stdout")
     u.set_defaults(func=run_uncertain)
     dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
@@ -92,38 +105,77 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_uncertain(args: argparse.Namespace) -> int:
-    from assist.embed import build_embedder
     from assist.errors import AssistError
-    from assist.retrieve.evaluate_verdict import DataSet, evaluate
+    from assist.retrieve.evaluate_verdict import DataSet, gather, load, save
+    from assist.retrieve.evaluate_verdict import report as verdict_report
+    from assist.retrieve.verdict import Weights
+    from assist.retrieve.verdict_fit import Targets
 
-    for spec in args.set:
-        if len(spec) < 4:
-            raise AssistError(f"--set {' '.join(spec)}: expected NAME CORPUS QRELS QUERIES [QUERIES ...]")
-    sets = [DataSet(spec[0], spec[1], spec[2], tuple(spec[3:])) for spec in args.set]
     s = settings(logs={"level": "WARNING"})
-    result = evaluate(sets, args.offtopic, args.index_root, s, build_embedder(s))
+    targets = Targets(margin=args.margin)
+    if args.from_evidence:
+        found, cost = load(args.from_evidence), None
+    else:
+        if not args.set or not args.index_root:
+            raise AssistError("--set and --index-root are needed (or --from-evidence FILE)")
+        for spec in args.set:
+            if len(spec) < 4:
+                raise AssistError(f"--set {' '.join(spec)}: expected NAME CORPUS QRELS QUERIES [QUERIES ...]")
+        names = {spec[0] for spec in args.set}
+        for name, _ in args.absent:
+            if name not in names:
+                raise AssistError(f"--absent {name}: no --set is named {name!r}")
+        sets = [
+            DataSet(spec[0], spec[1], spec[2], tuple(spec[3:]), tuple(f for n, f in args.absent if n == spec[0]))
+            for spec in args.set
+        ]
+        from assist.embed import build_embedder
+
+        found, cost = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
+        if args.evidence:
+            save(found, args.evidence)
+    result = verdict_report(found, Weights.from_settings(s), targets, cost)
     if args.json:
         report(result, True)
         return 0
-    names = list(result["sets"])
-    print(
-        f"uncertain when similarity + {result['centrality_weight']} × centrality"
-        f" + {result['coverage_weight']} × coverage < {result['threshold']}"
-        ": share flagged (n, and share with retrieval confidence low/none)"
-    )
-    print(f"{'':<30}" + "".join(f"{n:>28}" for n in names))
-    groups = list(result["sets"][names[0]])
-    for g in (g for g in groups if g not in ("missed", "flagged_answerable")):
-        cells = []
-        for n in names:
-            r = result["sets"][n][g]
-            cells.append(f"{r['flagged']:.3f} (n {r['n']}, weak {r['weak_confidence']:.3f})")
-        print(f"{g:<30}" + "".join(f"{c:>28}" for c in cells))
-    for n in names:
-        print(f"\n{n}: reasons off-topic {result['sets'][n]['off-topic']['reasons']}")
-        print(f"  missed off-topic: {result['sets'][n]['missed'][:8]}")
-        print(f"  flagged answerable: {result['sets'][n]['flagged_answerable'][:8]}")
+    print_uncertain(result)
     return 0
+
+
+def print_uncertain(result: dict) -> None:
+    def weights(w: dict) -> str:
+        return (
+            f"similarity + {w['centrality']} × centrality + {w['coverage']} × coverage − {w['absent']} × absent"
+            f" − {w['named']} × named < {w['threshold']}"
+        )
+
+    t = result["targets"]
+    print(f"targets: answerable flagged ≤ {t['answerable']}, off-topic ≥ {t['off_topic']}, absent ≥ {t['absent']}")
+    print(f"configured: {weights(result['configured'])}")
+    print(f"fitted on every set: {weights(result['fitted'])}")
+    for name, w in result["held_out_weights"].items():
+        print(f"fitted without {name}: {weights(w)}")
+    print("\nshare flagged uncertain: configured | fitted on every set | held out (fitted without the set)")
+    print(f"{'':<12}{'kind':<12}{'n':>6}{'configured':>12}{'fitted':>10}{'held out':>10}{'weak conf.':>12}")
+    for name, per in result["sets"].items():
+        for kind in ("answerable", "off-topic", "absent"):
+            if kind in per:
+                r = per[kind]
+                print(
+                    f"{name:<12}{kind:<12}{r['n']:>6}{r['configured']:>12.3f}{r['fitted']:>10.3f}"
+                    f"{r['held_out']:>10.3f}{r['weak_confidence']:>12.3f}"
+                )
+    for name, per in result["sets"].items():
+        print(f"\n{name}:")
+        if "cost" in per:
+            c = per["cost"]
+            print(
+                f"  cost: verdict p50 {c['verdict_p50_ms']} ms, p95 {c['verdict_p95_ms']} ms beside search p50"
+                f" {c['search_p50_ms']} ms; centroid read once {c['centroid_ms']} ms ({c['chunks']} chunks)"
+            )
+        print(f"  missed off-topic (held out): {per['missed_held_out']['off-topic'][:6]}")
+        print(f"  missed absent (held out): {per['missed_held_out']['absent'][:6]}")
+        print(f"  flagged answerable (held out): {per['flagged_answerable_held_out'][:6]}")
 
 
 def run_docs_corpus(args: argparse.Namespace) -> int:

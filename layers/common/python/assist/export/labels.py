@@ -138,6 +138,8 @@ class LabelExporter:
                     "self_labeled": e["layer"] == "embedding",
                     "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
                     **user_label(e),
+                    # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
+                    **({"uncertain": e["uncertain"]} if e.get("uncertain") else {}),
                 }
             )
         return records

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ import numpy as np
 
 from assist.contracts import Chunk, RetrievalResult
 from assist.embed.base import EmbedderError
+from assist.index.store import FTS_COLUMN
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import Analysis, analyze
@@ -151,6 +152,20 @@ class Retriever:
                     mean = (v / np.linalg.norm(v, axis=1, keepdims=True).clip(min=1e-12)).mean(axis=0)
                     self._centroid = mean / (np.linalg.norm(mean) or 1.0)
         return self._centroid
+
+    def unknown(self, terms: Iterable[str], typos: int = 0) -> set[str]:
+        """The terms no passage of the index contains (`typos`: with that many edits forgiven): one full-text
+        query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
+        stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
+        nothing anywhere."""
+        from lancedb.query import MatchQuery
+
+        def query(term: str) -> MatchQuery:
+            return MatchQuery(term, FTS_COLUMN, fuzziness=typos, prefix_length=2 if typos else 0)
+
+        asked = [t for t in dict.fromkeys(terms) if t]
+        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, 1) for t in asked}
+        return {t for t, f in running.items() if not f.result()}
 
     def search(
         self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None

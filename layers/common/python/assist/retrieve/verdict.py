@@ -16,12 +16,25 @@ Before that: no passage at all is `no_relevant_passage`, and a passage found onl
 phases (`low`, `speculative`) is `low_retrieval_confidence`. A document the question names by identifier
 is evidence enough. A question in another language than the index that was not translated is never called
 out of scope: none of the signals can read it (the English-only embedder, English passages).
+
+Two more signals say whether the question's own words exist in the corpus at all (ADR 0082), which passage
+scores cannot: "does it support <a protocol the docs never mention>" finds loosely related passages.
+
+- **absent**: the share of the question's terms (stop words out, whole words) that no passage of the index
+  contains: the index's full-text vocabulary is asked, one term query each, only for the terms the returned
+  passages do not already contain.
+- **named**: 1 when one of those absent terms is a name — written with a capital, an acronym, a code symbol,
+  or a word with digits after its first letter — and is absent even with one typo forgiven: the concrete thing
+  (a protocol, library, product, command, drug) the question is about; else 0. A name the corpus spells a
+  letter apart (`Bacteriophagaes`, `eIF3` for `elF3`) is a variant, not an absence.
+
+The score subtracts them: `… − absent_weight × absent − named_weight × named < threshold`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -40,6 +53,8 @@ LOOSE = frozenset({"low", "speculative"})
 NAMED = "identifier"
 STEM = 5  # letters compared: `configured` and `configuration` are one word, `cake` and `cache` are not
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
+#: a word joined to the next by `_`, `.`, `-` without spaces: part of a code symbol or a compound name
+_SYMBOL = re.compile(r"[^\W_]+(?:[_.][^\W_]+)+")
 _STOP = frozenset(
     re.split(
         r"\s+",
@@ -49,6 +64,15 @@ _STOP = frozenset(
     got tell please show give want need know like make good best way just also very too yes use using
     el la los las un una unos unas del al con por para que qué es son se su sus lo como cómo cuál cuáles cuándo
     cuánto cuántos dónde quién hay este esta esto ese esa puedo""".strip(),
+    )
+    # English function words (NLTK's list, ≥ 3 letters): the full-text tokenizer drops most of them, so the
+    # vocabulary would call them absent everywhere ("doesn", "until", "under")
+    + re.split(
+        r"\s+",
+        """myself ours ourselves yours yourself yourselves him his himself she her hers herself itself theirs
+    themselves whom being having doing because until while against between through during before after above
+    below down out off over under again further once nor too now ain aren couldn didn doesn hadn hasn haven
+    isn mightn mustn needn shan shouldn wasn weren won wouldn don""".strip(),
     )
 )
 
@@ -60,15 +84,41 @@ class Verdict:
     similarity: float | None = None
     centrality: float | None = None
     coverage: float | None = None
+    absent: float | None = None
+    named: float | None = None
     score: float | None = None  # the weighted sum, when the signals were read
+    #: the question's terms the corpus never mentions
+    unknown: tuple[str, ...] = ()
 
     def detail(self) -> dict[str, object]:
         """For the trace's `verdict` stage."""
         out: dict[str, object] = {"uncertain": self.uncertain}
-        for name in ("reason", "similarity", "centrality", "coverage", "score"):
+        if self.unknown:
+            out["unknown"] = list(self.unknown)
+        for name in ("reason", "similarity", "centrality", "coverage", "absent", "named", "score"):
             if (value := getattr(self, name)) is not None:
                 out[name] = round(value, 4) if isinstance(value, float) else value
         return out
+
+
+def terms(text: str) -> list[str]:
+    """The question's terms as the corpus vocabulary is asked for them: whole words, lower case, in order."""
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()))
+
+
+def names(text: str) -> set[str]:
+    """The question's words that could name something (lower case): written with a capital (`GraphQL`,
+    `Kubernetes`, a claim's `Tirzepatide`), an acronym, a code symbol, or a word with digits after its first
+    letter. A word that begins with a digit is a quantity (`40mg`, `50s`), not a name. Only a name the corpus
+    lacks counts (`absence`), so a capitalised common word costs nothing."""
+    out = set()
+    for m in _WORD.finditer(text):
+        w = m.group()
+        if w[0].isdigit():
+            continue
+        if w[0].isupper() or any(c.isupper() or c.isdigit() for c in w[1:]) or _SYMBOL.match(text, m.start()):
+            out.add(w.lower())
+    return out
 
 
 def content_words(text: str) -> set[str]:
@@ -91,15 +141,56 @@ class Weights:
     threshold: float
     centrality: float
     coverage: float
+    absent: float = 0.0
+    named: float = 0.0
 
     @classmethod
     def from_settings(cls, s: Settings) -> Weights:
-        return cls(s.uncertain.threshold, s.uncertain.centrality_weight, s.uncertain.coverage_weight)
+        u = s.uncertain
+        return cls(u.threshold, u.centrality_weight, u.coverage_weight, u.absent_weight, u.named_weight)
+
+    def score(self, similarity: float, centrality: float, coverage: float, absent: float, named: float) -> float:
+        return (
+            similarity
+            + self.centrality * centrality
+            + self.coverage * coverage
+            - self.absent * absent
+            - self.named * named
+        )
 
 
-def judge(question: str, result: RetrievalResult, weights: Weights, readable: bool = True) -> Verdict:
+#: which of these terms no passage of the index contains, with `typos` edits forgiven (`Retriever.unknown`)
+Vocabulary = Callable[..., set[str]]
+
+
+def absence(
+    question: str, chunks: Sequence[Chunk], vocabulary: Vocabulary | None
+) -> tuple[float, float, tuple[str, ...]]:
+    """(share of the question's terms the corpus never mentions, 1 when one of them is a name, those terms).
+    Only the terms the returned passages lack are looked up; without a vocabulary, nothing is absent."""
+    asked = terms(question)
+    if not asked or vocabulary is None:
+        return 0.0, 0.0, ()
+    seen: set[str] = set()
+    for c in chunks:
+        seen.update(_WORD.findall(f"{c.title} {c.heading} {c.text}".lower()))
+    unknown = vocabulary([t for t in asked if t not in seen])
+    missing = tuple(t for t in asked if t in unknown)
+    candidates = [t for t in missing if t in names(question)]
+    named = 1.0 if candidates and vocabulary(candidates, typos=1) else 0.0
+    return len(missing) / len(asked), named, missing
+
+
+def judge(
+    question: str,
+    result: RetrievalResult,
+    weights: Weights,
+    readable: bool = True,
+    vocabulary: Vocabulary | None = None,
+) -> Verdict:
     """`question`: the text retrieval searched with (the translation, when there was one); `readable`: False
-    for a question in another language that was not translated."""
+    for a question in another language that was not translated; `vocabulary`: the index's (`Retriever.unknown`),
+    asked only when the absent-term weights are on."""
     if not result.chunks:
         return Verdict(True, NO_RELEVANT_PASSAGE)
     sim, central = result.similarity, result.centrality
@@ -108,6 +199,8 @@ def judge(question: str, result: RetrievalResult, weights: Weights, readable: bo
     if NAMED in result.chunks[0].found_by or sim is None or central is None or not readable:
         return Verdict(False, similarity=sim, centrality=central)
     cov = coverage(question, result.chunks)
-    score = sim + weights.centrality * central + weights.coverage * cov
+    asks = vocabulary if weights.absent or weights.named else None
+    absent, named, unknown = absence(question, result.chunks, asks)
+    score = weights.score(sim, central, cov, absent, named)
     reason = OUT_OF_SCOPE if score < weights.threshold else None
-    return Verdict(reason is not None, reason, sim, central, cov, score)
+    return Verdict(reason is not None, reason, sim, central, cov, absent, named, score, unknown)

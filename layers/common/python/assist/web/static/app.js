@@ -89,12 +89,14 @@ function call(method, path, body) {
 
 // ---------------------------------------------------------------------------------------- asking
 
-async function ask(message) {
+// `force`: the same question again, answered by the model whatever the evidence said ("ask anyway").
+async function ask(message, force = false) {
   const node = addTurn(message);
   setBusy(true);
   fresh = false;
   try {
-    const response = await call("POST", "/v1/ask/stream", { session_id: session, message });
+    const body = { session_id: session, message, ...(force ? { force_answer: true } : {}) };
+    const response = await call("POST", "/v1/ask/stream", body);
     if (!response.ok) throw new Error(await AssistRender.problem(response));
     const { done, timings } = await AssistRender.play(node, response, { repaint: follow });
     showTrace(node, done.trace, timings);
@@ -108,7 +110,11 @@ async function ask(message) {
 
 // The page's answers also carry the stages' timings and a list to say which type the message was.
 function addTurn(message) {
-  const node = AssistRender.turn(message, String($("#log").children.length + 1), STRINGS);
+  const node = AssistRender.turn(message, String($("#log").children.length + 1), STRINGS, () => {
+    if (busy) return false;
+    ask(message, true);
+    return true;
+  });
   $(".feedback", node).before(traceSection());
   $(".saved", node).before(typeList());
   AssistRender.wireFeedback(node, (turn, feedback) =>

@@ -21,6 +21,7 @@ const AssistRender = (() => {
   const EN = {
     routing: "routing…",
     notInDocs: "Not in the docs",
+    askAnyway: "Ask anyway",
     sources: "Sources",
     helpful: "Helpful",
     notHelpful: "Not helpful",
@@ -56,6 +57,7 @@ const AssistRender = (() => {
     ...EN,
     routing: "clasificando…",
     notInDocs: "No está en la documentación",
+    askAnyway: "Preguntar de todos modos",
     sources: "Fuentes",
     helpful: "Útil",
     notHelpful: "No es útil",
@@ -133,15 +135,17 @@ const AssistRender = (() => {
   const thumb = (className, label, d) =>
     h("button", { type: "button", className, title: label, "aria-label": label, "aria-pressed": "false" }, icon(d));
 
-  /** A question and its (empty) answer, as the list item both pages append. */
-  function turn(message, key, t) {
+  /** A question and its (empty) answer, as the list item both pages append. `askAgain()`: what "Ask anyway" does
+   * (the question again with force_answer); without it the button never shows. */
+  function turn(message, key, t, askAgain) {
     const badge = h("div", { className: "badge" }, ...["type", "layer", "slot", "reason"].map((c) => element("span", "", c)));
     badge.firstChild.textContent = t.routing;
     const answer = h(
       "article",
-      { className: "answer", "data-state": "routing", "aria-busy": "true", text: "", strings: t },
+      { className: "answer", "data-state": "routing", "aria-busy": "true", text: "", strings: t, askAgain },
       badge,
       h("p", { className: "uncertain", role: "note", hidden: true, textContent: t.notInDocs }),
+      h("button", { className: "ask-anyway quiet", type: "button", hidden: true, textContent: t.askAnyway }),
       element("div", "", "text"),
       element("ul", "", "degraded"),
       h("section", { className: "sources", hidden: true }, h("h2", {}, t.sources + " ", element("span", "", "confidence")), h("ol")),
@@ -397,11 +401,19 @@ const AssistRender = (() => {
   }
 
   // An answer that says the docs do not cover the question carries a visible notice, with why.
+  // The evidence's verdict can be overruled: "Ask anyway" sends the question again with force_answer; the
+  // model's own verdict (model_not_covered) already comes from the model, so it has no such button.
   function showUncertain(node, { uncertain, uncertain_reason: reason }) {
     const badge = $(".uncertain", node);
     badge.hidden = !uncertain;
     badge.title = uncertain ? (reason || "").replaceAll("_", " ") : "";
     if (uncertain) badge.dataset.reason = reason || "";
+    const again = $(".ask-anyway", node);
+    const { askAgain } = $(".answer", node);
+    again.hidden = !uncertain || reason === "model_not_covered" || !askAgain;
+    again.onclick = () => {
+      if (askAgain()) again.hidden = true; // false: the page is still busy with another answer
+    };
   }
 
   // `from`: what an answer without a model is made of, and `lang` the language it is written in, when the

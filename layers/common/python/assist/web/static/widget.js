@@ -143,13 +143,14 @@ async function call(method, path, body) {
 let busy = false;
 let loaded = false;
 
-async function ask(message) {
+// `force`: "Ask anyway" (force_answer): a question like any other, counted by the visitor's and the key's limits.
+async function ask(message, force = false) {
   const node = addTurn(message);
   busy = send.disabled = true;
   try {
     const { session } = await token();
     kept.set({ ...kept.get(), asked: true }); // from now on the server has a history of this session
-    const response = await call("POST", "/v1/ask/stream", { session_id: session, message });
+    const response = await call("POST", "/v1/ask/stream", { session_id: session, message, ...(force && { force_answer: true }) });
     if (!response.ok) throw new Error(await AssistRender.problem(response));
     await AssistRender.play(node, response, { repaint: follow });
     announce(T.complete);
@@ -161,7 +162,7 @@ async function ask(message) {
 }
 
 function addTurn(message) {
-  const node = AssistRender.turn(message, String(log.children.length + 1), T);
+  const node = AssistRender.turn(message, String(log.children.length + 1), T, () => !busy && (ask(message, true), true));
   AssistRender.wireFeedback(node, async (turn, feedback) => {
     const { session } = await token();
     return call("POST", `/v1/sessions/${encodeURIComponent(session)}/turns/${turn}/feedback`, feedback);

@@ -1,0 +1,49 @@
+"""The development rows of the uncertainty verdict (data/uncertain/, ADR 0082) say what they claim: an
+in-domain-but-absent question's named things occur nowhere in its corpus, and every answerable row of the
+third corpus is judged against sections that exist."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "data"
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact-dev" / "corpus.jsonl"
+SETS = {
+    "docs": (DATA / "retrieval" / "corpus.jsonl", DATA / "uncertain" / "docs-absent.jsonl"),
+    "vite": (DATA / "uncertain" / "vite" / "corpus.jsonl", DATA / "uncertain" / "vite" / "absent.jsonl"),
+    "scifact": (SCIFACT, DATA / "uncertain" / "scifact-absent.jsonl"),
+}
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_absent_rows_name_things_their_corpus_never_mentions(name):
+    corpus, absent = SETS[name]
+    if not corpus.is_file():
+        pytest.skip(f"{corpus} is not beside this checkout (the shared development data)")
+    text = " ".join(f"{r.get('title', '')} {r['text']}" for r in rows(corpus)).lower()
+    found = {}
+    for row in rows(absent):
+        named = row["metadata"]["absent"]
+        assert named, row["_id"]
+        hits = [t for t in named if re.search(rf"(?<![\w-]){re.escape(t.lower())}(?![\w-])", text)]
+        if hits:
+            found[row["_id"]] = hits
+    assert not found, f"{absent.name}: rows whose named things the corpus mentions: {found}"
+
+
+def test_the_third_corpus_judges_its_questions_against_sections_it_has():
+    vite = DATA / "uncertain" / "vite"
+    ids = {r["_id"] for r in rows(vite / "corpus.jsonl")}
+    qrels = [line.split("\t") for line in (vite / "qrels.tsv").read_text().splitlines()[1:]]
+    assert {q for q, _, _ in qrels} == {r["_id"] for r in rows(vite / "queries.jsonl")}
+    assert {d for _, d, _ in qrels} <= ids
+    assert (vite / "LICENSE").read_text().startswith("MIT License")
