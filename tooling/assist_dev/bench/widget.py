@@ -313,10 +313,11 @@ def _environment(store: str, tmp: Path, endpoint: str | None, index: str) -> dic
 def _emulator(env: dict[str, str]) -> dict[str, Any]:
     if "AWS_ACCESS_KEY_ID" not in env:
         return {}
-    return {
+    keys = {
         "emulator_access_key_id": env["AWS_ACCESS_KEY_ID"],
         "emulator_secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
     }
+    return {"aws": keys}
 
 
 def _tables(settings: Any) -> None:
