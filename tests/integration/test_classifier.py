@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from assist.ask.build import build_cascade
 from assist.aws.clients import client
+from assist.classify.build import build_cascade
 from assist.classify.data import examples_digest, read_examples
 from assist.classify.evaluate import eval_routing
 from assist.classify.llm import RETRY

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from assist.ask.build import build_cascade, build_engine
+from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
+from assist.classify.build import build_cascade
 from assist.classify.data import Example, read_examples
 from assist.classify.model import ClassifierModel
 from assist.classify.promote import promote

@@ -1,5 +1,5 @@
 """Query-adaptive retrieval through real LanceDB and the real embedder: fusion against LanceDB's own RRF,
-the peer audit's four defects, cold-embedder degradation, never-zero, the index lifecycle."""
+four defects found in review (ADR 0020), cold-embedder degradation, never-zero, the index lifecycle."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 
 class SlowOnce:
-    """The real embedder behind a delay on its first call: a cold model (seed 002's cold start)."""
+    """The real embedder behind a delay on its first call: a cold model (docs/retrieval.md)."""
 
     def __init__(self, inner, delay_s: float) -> None:
         self.inner, self.delay_s, self.id, self.dim, self.calls = inner, delay_s, inner.id, inner.dim, 0

@@ -73,6 +73,6 @@ def test_the_widget_is_one_small_script_that_loads_nothing_from_elsewhere(base):
 
 def test_the_classify_and_retrieve_apps_do_not_load_the_page_or_the_widget():
     widget = ("assist.api.web", "assist.api.widget", "assist.widget")
-    code = f"import sys, assist.api.functions; print([m for m in sys.modules if m.startswith({widget})])"
+    code = f"import sys, assist.serverless.routes; print([m for m in sys.modules if m.startswith({widget})])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -21,12 +21,18 @@ starts and limits, CloudFormation's ordering and service quotas — only a real 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import http.server
 import json
+import os
 import re
 import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -35,11 +41,25 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from assist.aws import s3_uri
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.contracts import Degraded, Layer
+from assist.embed import build_embedder
 from assist.errors import AssistError
+from assist.export.labels import session_hash
 from assist.logs import get_logger
+from assist.memory.store import StoreUnavailable
 from assist.serverless.definition import ROOT
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+from assist.sources.sync import ingest
+from assist_dev.doubles.jwks import LoopbackIssuer
+from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
+from assist_dev.local.seed import populate
+from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
+from assist_dev.local.statemachine import enable_interpreter
 from assist_dev.rehearsal import iam
 from assist_dev.rehearsal.runtime import FunctionProcess
 from assist_dev.rehearsal.sync_execution import SyncExecutions
@@ -52,13 +72,13 @@ AUDIENCE = "assist-rehearsal"
 USER = "rehearsal-user"
 #: degraded reasons that mean an AWS call failed (the model being absent is not one: no Ollama here by default)
 AWS_FAULTS = {
-    "classify_failed",
-    "retrieve_failed",
-    "answer_failed",
-    "index_unavailable",
-    "index_timeout",
-    "corpus_unavailable",
-    "sessions_unavailable",
+    Degraded.CLASSIFY_FAILED,
+    Degraded.RETRIEVE_FAILED,
+    Degraded.ANSWER_FAILED,
+    Degraded.INDEX_UNAVAILABLE,
+    Degraded.INDEX_TIMEOUT,
+    Degraded.CORPUS_UNAVAILABLE,
+    StoreUnavailable.reason,
 }
 EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
 INDEX_REFRESH_S = 2  # the template's IndexRefreshSeconds here: a published version is served within it
@@ -107,8 +127,6 @@ class Rehearsal:
         """A route the template does not declare is API Gateway's own 404; otherwise a v2 event, with the JWT
         authorizer's claims when `authorized` (a route without the authorizer gets none), and the reply's
         status, body and headers."""
-        import base64
-
         path, _, query = path.partition("?")
         if not any(m == method and pattern.fullmatch(path) for m, pattern in self.routes):
             return 404, {"message": "Not Found"}, {}
@@ -211,12 +229,13 @@ def flow_classifier_from_registry(r: Rehearsal) -> None:
     """An undeclared question is typed by the embedding layer, whose model the Classify function read from the
     registry on S3 (CLASSIFIER_MODEL_PATH = s3://…/models/routing/current)."""
     a = _ask(r, "How does the engine decide whether a question needs the documentation?")
-    if a["route"]["layer"] not in ("embedding", "rules"):
+    if a["route"]["layer"] not in (Layer.EMBEDDING, Layer.RULES):
         raise FlowFailed(f"route decided by {a['route']['layer']}: {a['route']['reason']}")
 
 
 def flow_stream(r: Rehearsal) -> None:
     """The function URL's streaming route, with the caller's bearer token (no API Gateway event there)."""
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     body = {"session_id": r.session + "-stream", "message": "What does the retrieve function do?"}
@@ -238,9 +257,8 @@ def flow_chat_completion(r: Rehearsal) -> None:
 
 
 def flow_mcp_search(r: Rehearsal) -> None:
-    import anyio
-
     async def call() -> Any:
+        # deferred, ADR 0071: mcp 1.1 s
         from mcp import Client
         from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -271,9 +289,6 @@ def flow_feedback(r: Rehearsal) -> None:
 def flow_export(r: Rehearsal) -> None:
     """EventBridge's schedule with more sessions than the export's batch threshold: labels are written and the
     watermark claimed and committed (UpdateItem on the intent history table)."""
-    from assist.aws.clients import client
-    from assist_dev.bench.export import populate
-
     populate(
         r.admin,
         client("dynamodb", r.admin),
@@ -295,9 +310,6 @@ def flow_export(r: Rehearsal) -> None:
 def _hashed_with_the_secret(r: Rehearsal, files: list[str]) -> None:
     """The labels' session hashes are keyed by the stack's secret, which the function read at run time: the key
     is nowhere in its environment (ADR 0065)."""
-    from assist.aws.clients import client
-    from assist.export.labels import session_hash
-
     env = r.functions["ExportFunction"].environment
     if "EXPORT_HASH_KEY" in env or "EXPORT_HASH_KEY_SECRET" not in env:
         raise FlowFailed("the export's hash key is in its environment, or no secret is named")
@@ -315,7 +327,6 @@ def flow_index_sync(r: Rehearsal) -> None:
     sync = next((k for k, f in r.functions.items() if f.module == "sync"), None)
     if sync is None:
         raise FlowFailed("template.yaml has no sync function (functions/sync)")
-    from assist.aws.clients import client
 
     where = r.functions[sync].environment.get("SOURCES_FILE", "")
     if not where.startswith("s3://"):
@@ -346,8 +357,6 @@ paths:
 @contextlib.contextmanager
 def _served(pages: dict[str, bytes]) -> Iterator[str]:
     """`pages` on a loopback HTTP server (a documentation host the sync function reads)."""
-    import http.server
-    import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -371,10 +380,6 @@ def _served(pages: dict[str, bytes]) -> Iterator[str]:
 
 def _cli(r: Rehearsal, logical: str, *args: str) -> dict[str, Any]:
     """`assist …` as an operator runs it with nothing but one role's temporary credentials in the environment."""
-    import os
-    import subprocess
-    import sys
-
     env = {k: v for k, v in r.process(logical).env.items() if not k.startswith(("AWS_LAMBDA_", "JWT_", "FUNCTION"))}
     env.update({k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ})
     env["PYTHONPATH"] = f"{ROOT}:{ROOT / 'layers/common/python'}"
@@ -461,6 +466,7 @@ def flow_widget(r: Rehearsal) -> None:
     through the HTTP API with no JWT (the key and the Origin are the check, another origin is refused); an answer
     streamed on the function URL with the visitor token; the visitor's limit hit. Each function under its role:
     the token key read from its secret, the keys and counters in the widget table."""
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     status, key = r.api(
@@ -611,15 +617,6 @@ def drop_actions(policies: dict[str, dict[str, Any]], actions: set[str]) -> dict
 
 @contextlib.contextmanager
 def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings) -> Iterator[Rehearsal]:
-    from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
-    from assist.embed import build_embedder
-    from assist.sources.sync import ingest
-    from assist_dev.doubles.jwks import LoopbackIssuer
-    from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
-    from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
-    from assist_dev.local.statemachine import enable_interpreter
-
     with contextlib.ExitStack() as exit_stack:
         issuer = LoopbackIssuer(AUDIENCE)
         exit_stack.callback(issuer.stop)
@@ -744,8 +741,6 @@ def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
 
 def _operator(admin: Settings) -> Settings:
     """The operator who deploys: an IAM user allowed everything, whose keys stay valid under enforcement."""
-    from assist.aws.clients import client
-
     iam_client = client("iam", admin)
     iam_client.create_user(UserName="rehearsal-operator")
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
@@ -769,6 +764,7 @@ def _dropped(without: list[str], functions: dict[str, Any]) -> dict[str, set[str
 
 def _publish_classifier(admin: Settings, s3: Any) -> None:
     """The shipped routing model as the registry's current version, as `assist classifier promote` leaves it."""
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.classify.model import ClassifierModel
     from assist.classify.registry import Registry
 

@@ -20,6 +20,7 @@ from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
 from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
+from assist.api.schema import WireSchema
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
@@ -39,9 +40,6 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     settings = engine.settings
     answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
     keyed = Idempotency(settings)  # Idempotency-Key on the routes that store a turn
-    from assist.api.widget import Widget  # the answer app only: classify and retrieve never load the widget's rules
-
-    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
 
     def run_ask(data: AskRequest, owner: str) -> Any:
         check_ask(data, settings)  # here, not in the first task: a state machine never starts on a request it refuses
@@ -79,23 +77,19 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
-        return engine.transcript(session_id, caller(request, settings))
+        return engine.sessions.transcript(session_id, caller(request, settings))
 
-    from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
-    from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
-    from assist.doctor import doctor  # /healthz?deep=1: the answer app only
+    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s),
+    # the chat page and the widget's rules (tests/integration/test_web_page.py) nor the doctor (/healthz?deep=1)
+    from assist.api.ways_in import ways_in
+    from assist.api.web import chat_routes
+    from assist.api.widget import Widget
+    from assist.doctor import doctor
 
+    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
     extra, lifespan = ways_in(engine, run_ask, keyed)
-    routes = [
-        ask,
-        ask_stream,
-        session,
-        *feedback_routes(engine),
-        *insights_routes(engine),
-        *chat_routes(settings.widget.stream_url),
-        *widget.routes(),
-        *extra,
-    ]
+    routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
+    routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
     return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder), widget=widget)
 
 
@@ -141,6 +135,7 @@ def service(
         middleware=[*([widget.cors()] if widget is not None else []), BodyLimits(settings.api.max_body_bytes)],
         guards=guards,
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
+        plugins=[WireSchema()],
         lifespan=lifespan or [],
         debug=False,
     )

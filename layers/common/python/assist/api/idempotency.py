@@ -24,8 +24,9 @@ import anyio
 import msgspec
 from litestar.exceptions import ClientException, ServiceUnavailableException, ValidationException
 
-from assist.ask.build import Lazy
+from assist.aws.clients import client
 from assist.contracts import Answer
+from assist.lazy import Lazy
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ class Idempotency:
             return None
         if not _KEY.match(key):
             raise ValidationException("Idempotency-Key must be 1-255 visible ASCII characters (a UUID, say)")
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from aws_lambda_powertools.utilities.idempotency.exceptions import (
             IdempotencyItemAlreadyExistsError,
             IdempotencyItemNotFoundError,
@@ -191,19 +193,20 @@ async def replayed(answer: dict[str, Any]) -> Events:
 def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersistenceLayer:
     """Powertools' DynamoDB layer when SESSION_STORE resolves to DynamoDB, else ours on the embedded file;
     configured once: the key hashes caller, route and key; the payload hash is the body's."""
+    # deferred, ADR 0071: Powertools (metrics extra only)
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
     layer: BasePersistenceLayer
     if settings.session_backend == "file":
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from assist.memory.idempotency_file import SQLitePersistenceLayer
 
         layer = SQLitePersistenceLayer(settings.sessions.store_file)
     else:
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
         if dynamodb is None:
-            from assist.aws.clients import client
-
             dynamodb = client("dynamodb", settings)
         layer = DynamoDBPersistenceLayer(settings.idempotency.table, boto3_client=dynamodb)
     config = IdempotencyConfig(

@@ -84,6 +84,7 @@ def verified_subject(request: ASGIConnection, settings: Settings) -> str:
 
 def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, Any]:
     """The claims of the request's bearer token, verified as `verified_subject` says."""
+    # deferred, ADR 0071: PyJWT (answer extra only)
     import jwt  # PyJWT: on the first request of an app that verifies tokens, not at import
 
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -122,6 +123,7 @@ def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, An
 @functools.lru_cache(maxsize=4)
 def _jwks(url: str) -> PyJWKClient:
     """One key-set client per URL for the process: its cache is what keeps verification local."""
+    # deferred, ADR 0071: PyJWT (answer extra only)
     from jwt import PyJWKClient
 
     return PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_S, timeout=JWKS_TIMEOUT_S)

@@ -29,9 +29,10 @@ from litestar.middleware import ASGIMiddleware
 
 from assist.api.admin import require_admin
 from assist.api.identity import VISITOR_SCOPE_KEY, caller
-from assist.ask.build import Lazy
 from assist.contracts import InvalidRequest, Site
+from assist.lazy import Lazy
 from assist.logs import get_logger
+from assist.memory.backends import open_widget_store
 from assist.widget import keys
 from assist.widget.gate import Gate, WidgetRefused, client_ip, token_key
 from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
@@ -61,8 +62,6 @@ class SessionRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 class Widget:
     def __init__(self, settings: Settings, store: WidgetStore | None = None) -> None:
-        from assist.memory.backends import open_widget_store
-
         self.settings = settings
         self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
         self.gate = Gate(settings, self.store.get)

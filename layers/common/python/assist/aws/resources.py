@@ -29,6 +29,7 @@ _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecond
 
 
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    # deferred, ADR 0071: pyyaml (index extra only)
     import yaml
 
     class CfnLoader(yaml.SafeLoader):

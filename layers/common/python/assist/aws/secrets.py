@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from assist.aws.clients import client
+
 if TYPE_CHECKING:
     from assist.settings import Settings
 
@@ -22,9 +24,8 @@ def _provider(settings: Settings) -> Any:
     key = (settings.aws.endpoint_url, settings.aws.region)
     with _lock:
         if key not in _providers:
+            # deferred, ADR 0071: Powertools (metrics extra only)
             from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-            from assist.aws.clients import client
 
             _providers[key] = SecretsProvider(boto3_client=client("secretsmanager", settings))
         return _providers[key]

@@ -150,6 +150,7 @@ def least_alike(vectors: np.ndarray, share: float, block: int = 2048) -> np.ndar
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy import sparse
 
     parts = [sparse.csr_matrix(vectors * WEIGHTS["embedding"])]
@@ -167,6 +168,7 @@ def _fit(
     vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], w: np.ndarray, heads: list[str], c: float
 ):
     """Blocks fitted on these rows only, and the weighted logistic regression; returns (blocks, coef, intercept)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.linear_model import LogisticRegression
 
     blocks = {name: Block.fit([d[name] for d in docs], MIN_DF) for name in ("words", "chars")}
@@ -191,6 +193,7 @@ def _fit_temperature(
     prior: dict[str, float] | None = None,
 ) -> float:
     """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy.optimize import minimize_scalar
 
     prev = [previous_type(e.history_types) for e in examples]
@@ -205,6 +208,7 @@ def _fit_temperature(
 
 
 def _folds(examples: list[Example], y: list[str], k: int):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.model_selection import StratifiedGroupKFold
 
     groups = [" ".join(e.text.lower().split()) for e in examples]  # one message never on both sides
@@ -257,6 +261,7 @@ def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster
     """Folds that hold out whole topics: k-means clusters of the message embeddings (fitted on the first
     `cluster_rows` rows, or all), every row in its nearest cluster, the clusters dealt to the folds in a random order.
     A proxy for messages about topics the seed does not have (ADR 0013, ADR 0015)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.cluster import KMeans
 
     fit_on = vectors if cluster_rows is None else vectors[:cluster_rows]
@@ -356,6 +361,7 @@ def cross_validate(
     return out
 
 
+# 118 lines: one pass from rows to the written artifact (features, heads, calibration, gate, metrics), each step a call
 def train(
     examples: list[Example],
     embedder: Embedder,

@@ -53,6 +53,7 @@ class IngestStats:
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    # deferred, ADR 0071: lancedb 3.1 s
     import lancedb
 
     if not uri.startswith("s3://"):
@@ -61,6 +62,7 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
 
 
 def schema(embedder: Embedder) -> Any:
+    # deferred, ADR 0071: pyarrow 0.17 s
     import pyarrow as pa
 
     return pa.schema(
@@ -149,6 +151,7 @@ def write(
 def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.expr import col
 
     cols = ["id", "doc_id", "title", "heading", "source", "ordinal", "doc_hash", "text", "url"]
@@ -195,6 +198,7 @@ def _sync(
     if table is None:
         table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
     else:
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.expr import col
 
         stale = changed + removed
@@ -224,6 +228,7 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
     (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
     if table is None or not doc_ids:
         return {}
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.expr import col
 
     out: dict[str, list[float]] = {}
@@ -242,6 +247,7 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
 def _embed_rows(
     chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
 ) -> list[dict[str, Any]]:
+    # deferred, ADR 0071: tqdm 0.03 s (index extra only)
     from tqdm import tqdm
 
     step = 32

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import InvalidRequest
+from assist.contracts import Confidence, InvalidRequest, Layer
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 MAX_DAYS = 90
 LAYERS = ("declared", "rules", "embedding", "llm", "fallback", "default")
-#: retrieval confidences that mean the docs did not answer: their questions are documentation gaps
-WEAK = frozenset({"low", "none"})
 NOT_SEARCHED = "not searched"
 
 
@@ -75,7 +73,7 @@ class Gathered:
             e
             for e in self.entries
             if e.get("uncertain")
-            or e.get("retrieval_confidence") in WEAK
+            or _weak(e.get("retrieval_confidence"))
             or (e.get("feedback") or {}).get("rating") == "down"
         ]
 
@@ -103,7 +101,7 @@ class Gathered:
             "truncated": self.truncated,
             "per_day": {d: dict(c) for d, c in self.per_day().items()},
             "layers": dict(layers.most_common()),
-            "llm_share": round(layers["llm"] / n, 4) if n else None,
+            "llm_share": round(layers[Layer.LLM] / n, 4) if n else None,
             "retrieval_confidence": dict(self.counts("retrieval_confidence", NOT_SEARCHED).most_common()),
             "degraded": dict(self.degraded().most_common()),
             "ratings": dict(self.ratings()),
@@ -140,3 +138,11 @@ def gather(
     out.seconds = round(time.perf_counter() - t0, 3)
     log.info("insights.gathered", days=days, entries=len(out.entries), queries=out.queries, read_units=out.read_units)
     return out
+
+
+def _weak(confidence: str | None) -> bool:
+    """Retrieval too weak to call the docs' answer found: the question is a documentation gap."""
+    try:
+        return Confidence(confidence).weak
+    except ValueError:  # not searched (None), or a value no longer known
+        return False

@@ -10,6 +10,8 @@ from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from assist.insights.gather import gather
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -50,8 +52,8 @@ svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 def build(settings: Settings, store: Store, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
     """The page and its figures for the last `days` days of the session store's history (the embedder is
     loaded only when there are gaps)."""
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.insights.gaps import clusters
-    from assist.insights.gather import gather
 
     g = gather(settings, store, days)
     questions = [e["message"] for e in g.gaps()]

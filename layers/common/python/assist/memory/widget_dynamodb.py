@@ -45,6 +45,7 @@ class DynamoDBWidgetStore(WidgetStore):
         self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
 
     def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import BotoCoreError, ClientError
 
         return advice(exc, self.endpoint, self.table) if isinstance(exc, ClientError | BotoCoreError) else None

@@ -17,10 +17,12 @@ transaction, the DynamoDB one encodes the same conditions in its conditional upd
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from dataclasses import dataclass
 
 import msgspec
+
+from assist.memory.store import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
 KEYS_PARTITION = "site-keys"
@@ -99,8 +101,9 @@ def interval_ms(rate_per_s: float) -> int:
     return max(1, round(1000 / rate_per_s)) if rate_per_s > 0 else 10**12
 
 
-class WidgetStore(ABC):
-    """Site keys and counters; the backends keep them, the rules are in `assist.widget`."""
+class WidgetStore(Backend):
+    """Site keys and counters; the backends keep them (each failure of theirs `guarded`, as the sessions'), the
+    rules are in `assist.widget`."""
 
     @abstractmethod
     def put_key(self, key: SiteKey) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from assist.aws.secrets import secret_value
 from assist.errors import AssistError
 from assist.logs import get_logger
 
@@ -181,8 +182,6 @@ def token_key(settings: Settings, store: Callable[[], WidgetStore]) -> str:
     if settings.widget.token_key:
         return settings.widget.token_key
     if settings.widget.token_key_secret:
-        from assist.aws.secrets import secret_value
-
         return secret_value(settings, settings.widget.token_key_secret, settings.export.hash_key_cache_s)
     return store().secret(TOKEN_KEY_NAME, secrets.token_urlsafe(32))
 

@@ -48,7 +48,7 @@ def new_visitor_id() -> str:
 
 def issue(signing_key: str, visitor: str, key: str, origin: str, ttl_s: int, now: float) -> tuple[str, int]:
     """The token and when it expires (epoch seconds)."""
-    import jwt
+    import jwt  # deferred, ADR 0071: PyJWT, on the first token of an app that issues them, not at import
 
     expires = int(now) + ttl_s
     claims = {"iss": ISSUER, "sub": visitor, "key": key, "origin": origin, "iat": int(now), "exp": expires}
@@ -57,7 +57,7 @@ def issue(signing_key: str, visitor: str, key: str, origin: str, ttl_s: int, now
 
 def is_visitor_token(token: str) -> bool:
     """Whether the token claims to be a visitor's (its header, unverified): which verifier it goes to."""
-    import jwt
+    import jwt  # deferred, ADR 0071: PyJWT, as above
 
     try:
         return jwt.get_unverified_header(token).get("typ") == TYP
@@ -66,7 +66,7 @@ def is_visitor_token(token: str) -> bool:
 
 
 def verify(signing_key: str, token: str) -> Visitor:
-    import jwt
+    import jwt  # deferred, ADR 0071: PyJWT, as above
 
     try:
         claims: dict[str, Any] = jwt.decode(
