@@ -10,8 +10,9 @@ import pytest
 
 from assist.aws.clients import client
 from assist.embed.base import EmbedderError
+from assist.index.chunking import DocChunk
 from assist.index.lock import LOCK_NAME, IndexBusy, writer_lease
-from assist.index.store import FTS_COLUMN, connect, open_table, refresh_indexes, schema
+from assist.index.store import FTS_COLUMN, ChunkRow, connect, open_table, refresh_indexes, schema
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import analyze
 from assist.retrieve.fusion import WeightedRRFReranker
@@ -163,19 +164,13 @@ def test_vector_index_appears_at_its_threshold_and_no_row_stays_unindexed(base_s
 
     rng = np.random.default_rng(1)
     rows = [
-        {
-            "id": f"c{i}:0",
-            "doc_id": f"c{i}",
-            "title": "t",
-            "heading": "",
-            "source": "",
-            "ordinal": 0,
-            "doc_hash": "",
-            "text": f"word{i % 7} text",
-            "url": "",
-            FTS_COLUMN: f"word{i % 7} text",
-            "vector": (v := rng.normal(size=16).astype(np.float32)) / np.linalg.norm(v),
-        }
+        ChunkRow.of(
+            DocChunk(
+                id=f"c{i}:0", doc_id=f"c{i}", title="t", heading="", source="", ordinal=0, text=f"word{i % 7} text"
+            ),
+            doc_hash="",
+            vector=(v := rng.normal(size=16).astype(np.float32)) / np.linalg.norm(v),
+        ).row()
         for i in range(400)
     ]
     db = connect(str(tmp_path / "idx"))

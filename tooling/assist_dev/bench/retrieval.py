@@ -24,7 +24,7 @@ import numpy as np
 
 from assist.aws.clients import client
 from assist.embed import build_embedder
-from assist.index.store import FTS_COLUMN, connect, refresh_indexes, schema
+from assist.index.store import FTS_COLUMN, ChunkRow, connect, refresh_indexes, schema
 from assist.retrieve.analysis import words
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.settings import Settings
@@ -69,21 +69,20 @@ def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]
     picks = (rng.choice(len(vocab), size=(n, WORDS_PER_CHUNK), p=weights) + shifts[topics][:, None]) % len(vocab)
     for i in range(n):
         text = " ".join(vocab[j] for j in picks[i])
-        rows.append(
-            {
-                "id": f"c{i}:0",
-                "doc_id": f"c{i}",
-                "title": f"Chunk {i}",
-                "heading": "",
-                "source": "generated",
-                "ordinal": 0,
-                "doc_hash": "",
-                "text": text,
-                "url": "",
-                FTS_COLUMN: text,
-                "vector": vectors[i],
-            }
+        chunk = ChunkRow(
+            id=f"c{i}:0",
+            doc_id=f"c{i}",
+            title=f"Chunk {i}",
+            heading="",
+            source="generated",
+            ordinal=0,
+            doc_hash="",
+            text=text,
+            url="",
+            content=text,
+            vector=vectors[i],
         )
+        rows.append(chunk.row())
     queries = []
     for q in range(200):
         row = rows[int(rng.integers(0, n))]

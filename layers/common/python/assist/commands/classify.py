@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from assist.commands.common import emit, group, report, settings
 
 if TYPE_CHECKING:
@@ -194,7 +196,7 @@ def run_train(args: argparse.Namespace) -> int:
             "temperature": model.temperature,
             "threshold": model.threshold,
             "guard_threshold": model.guard_threshold,
-            "training": model.doc["training"],
+            "training": msgspec.to_builtins(model.artifact.training),
             **metrics,
         }
     )
