@@ -18,8 +18,10 @@ from assist.contracts import Confidence, Degraded, Layer, QueryKind, Stage, Unce
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "layers/common/python/assist", ROOT / "tooling/assist_dev"]
 CONTRACTS = ROOT / "layers/common/python/assist/contracts.py"
-#: values that name nothing else: never a bare literal outside contracts.py
-DISTINCT = {m.value for e in (Degraded, UncertainReason) for m in e} - {"deadline"} | {"very_high", "speculative"}
+#: values that name nothing else: never a bare literal outside contracts.py (`deadline` and `budget` also name a
+#: request's time and the benches' limits)
+DISTINCT = {m.value for e in (Degraded, UncertainReason) for m in e} - {"deadline", "budget"}
+DISTINCT |= {"very_high", "speculative"}
 ANY_VALUE = {m.value for e in (Layer, Confidence, QueryKind, Degraded, UncertainReason) for m in e} - {""}
 ABOUT = ("layer", "confidence", "query_kind", "degraded", "reason", "uncertain")
 

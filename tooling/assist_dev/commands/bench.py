@@ -80,6 +80,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_load)
 
     p = b.add_parser(
+        "widget", help="widget visitors asking at once through several app processes on one store, then an audit"
+    )
+    p.add_argument("--visitors", type=int, default=20)
+    p.add_argument("--questions", type=int, default=50, help="questions per visitor, all visitors at once")
+    p.add_argument("--limit", type=int, default=20, help="questions per visitor per 10 minutes (the site key's)")
+    p.add_argument("--processes", type=int, default=4, help="app processes sharing the store")
+    p.add_argument("--store", action="append", choices=("dynamodb", "file"), help="default: both, one after the other")
+    p.add_argument("--workers", type=int, default=48, help="requests in flight at once")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_widget)
+
+    p = b.add_parser(
         "cold-start", help="per function, in fresh processes: import and first-call time against budgets, image size"
     )
     p.add_argument("--runs", type=int, default=5, help="fresh processes per function (median; default 5)")
@@ -398,6 +410,15 @@ def load_table(result: dict[str, Any]) -> Table:
     notes = [f"{result['seconds']} s; errors by kind: {result['error_kinds'] or 'none'}"]
     columns = ("run", "requests", "errors", "lost", "duplicated", "rps", "p50 ms", "p95 ms", "p99 ms")
     return Table(columns, rows, notes)
+
+
+def run_widget(args: argparse.Namespace) -> int:
+    from assist_dev.bench import widget
+
+    settings(log_level="WARNING")
+    stores = tuple(args.store or ("dynamodb", "file"))
+    result = widget.run(args.visitors, args.questions, args.limit, args.processes, stores, workers=args.workers)
+    return _show(result, args, widget.table)
 
 
 def run_cold_start(args: argparse.Namespace) -> int:

@@ -111,32 +111,47 @@ class Rehearsal:
     def api(
         self, method: str, path: str, body: dict[str, Any] | None = None, token: str | None = None
     ) -> tuple[int, Any]:
-        """API Gateway's HTTP API in front of the Ask function: a route the template does not declare is its own
-        404; otherwise a v2 event with its JWT authorizer's claims."""
+        """API Gateway's HTTP API in front of the Ask function, with a JWT its authorizer verified."""
+        status, payload, _ = self.call(method, path, body, token=token)
+        return status, payload
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        authorized: bool = True,
+    ) -> tuple[int, Any, dict[str, str]]:
+        """A route the template does not declare is API Gateway's own 404; otherwise a v2 event, with the JWT
+        authorizer's claims when `authorized` (a route without the authorizer gets none), and the reply's
+        status, body and headers."""
+        path, _, query = path.partition("?")
         if not any(m == method and pattern.fullmatch(path) for m, pattern in self.routes):
-            return 404, {"message": "Not Found"}
+            return 404, {"message": "Not Found"}, {}
         raw = json.dumps(body or {}).encode()
+        context: dict[str, Any] = {
+            "accountId": ACCOUNT,
+            "apiId": "rehearsal",
+            "domainName": "api.rehearsal",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "203.0.113.7"},
+            "requestId": uuid.uuid4().hex,
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "timeEpoch": int(time.time() * 1000),
+        }
+        sent = {"content-type": "application/json", "host": "api.rehearsal", **(headers or {})}
+        if authorized:
+            sent["authorization"] = f"Bearer {token or self.token}"
+            context["authorizer"] = {"jwt": {"claims": {"sub": USER, "aud": AUDIENCE}, "scopes": None}}
         event = {
             "version": "2.0",
             "routeKey": f"{method} {path}",
             "rawPath": path,
-            "rawQueryString": "",
-            "headers": {
-                "content-type": "application/json",
-                "host": "api.rehearsal",
-                "authorization": f"Bearer {token or self.token}",
-            },
-            "requestContext": {
-                "accountId": ACCOUNT,
-                "apiId": "rehearsal",
-                "domainName": "api.rehearsal",
-                "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
-                "requestId": uuid.uuid4().hex,
-                "authorizer": {"jwt": {"claims": {"sub": USER, "aud": AUDIENCE}, "scopes": None}},
-                "routeKey": f"{method} {path}",
-                "stage": "$default",
-                "timeEpoch": int(time.time() * 1000),
-            },
+            "rawQueryString": query,
+            "headers": sent,
+            "requestContext": context,
             "body": base64.b64encode(raw).decode(),
             "isBase64Encoded": True,
         }
@@ -146,10 +161,11 @@ class Rehearsal:
         payload = result.get("body") or ""
         if result.get("isBase64Encoded"):
             payload = base64.b64decode(payload).decode()
+        replied = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
         try:
-            return result["statusCode"], json.loads(payload)
+            return result["statusCode"], json.loads(payload), replied
         except ValueError:
-            return result["statusCode"], payload
+            return result["statusCode"], payload, replied
 
     def stream_url(self) -> str:
         url = self.process("AnswerStreamFunction").url
@@ -442,6 +458,60 @@ def flow_front_door(r: Rehearsal) -> None:
         raise FlowFailed(f"GET /insights with the admin scope: HTTP {status}: {str(page)[:200]}")
 
 
+WIDGET_SITE = "https://docs.rehearsal.example"
+
+
+def flow_widget(r: Rehearsal) -> None:
+    """The widget (docs/widget.md): an admin's site key through the admin route; its script and a visitor token
+    through the HTTP API with no JWT (the key and the Origin are the check, another origin is refused); an answer
+    streamed on the function URL with the visitor token; the visitor's limit hit. Each function under its role:
+    the token key read from its secret, the keys and counters in the widget table."""
+    # deferred, ADR 0071: httpx 0.11 s
+    import httpx
+
+    status, key = r.api(
+        "POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": {"visitor_questions": 1}}, r.admin_token
+    )
+    if status != 201 or not isinstance(key, dict):
+        raise FlowFailed(f"POST /v1/admin/keys: HTTP {status}: {str(key)[:200]}")
+    status, script, _ = r.call("GET", "/widget.js", authorized=False)
+    stream_url = r.functions["AskFunction"].environment.get("WIDGET_STREAM_URL", "")
+    if status != 200 or not stream_url or json.dumps(stream_url.rstrip("/")) not in str(script):
+        raise FlowFailed(f"GET /widget.js: HTTP {status}, the stream function's URL {stream_url!r} not in it")
+    path = f"/v1/widget/session?key={key['key']}"
+    status, _, headers = r.call(
+        "POST", path, {"key": key["key"]}, headers={"origin": "https://elsewhere.example"}, authorized=False
+    )
+    if status != 403 or "access-control-allow-origin" in headers:
+        raise FlowFailed(f"a visitor token for another origin: HTTP {status}, {headers}")
+    status, visitor, headers = r.call(
+        "POST", path, {"key": key["key"]}, headers={"origin": WIDGET_SITE}, authorized=False
+    )
+    if status != 200 or headers.get("access-control-allow-origin") != WIDGET_SITE:
+        raise FlowFailed(f"POST /v1/widget/session: HTTP {status}: {str(visitor)[:200]}")
+    ask = {
+        "url": r.stream_url() + f"/v1/ask/stream?key={key['key']}",
+        "json": {"session_id": f"{visitor['visitor']}.rehearsal", "message": "How is the engine configured?"},
+        "headers": {
+            "authorization": f"Bearer {visitor['token']}",
+            "origin": WIDGET_SITE,
+            "x-forwarded-for": "203.0.113.7",  # as the function URL adds it
+        },
+        "timeout": 60,
+    }
+    with httpx.stream("POST", **ask) as resp:
+        body = resp.read().decode()
+    if (
+        resp.status_code != 200
+        or "event: done" not in body
+        or resp.headers.get("access-control-allow-origin") != WIDGET_SITE
+    ):
+        raise FlowFailed(f"the visitor's stream: HTTP {resp.status_code}: {body[:200]}")
+    limited = httpx.post(**ask)
+    if limited.status_code != 429 or not limited.headers.get("retry-after"):
+        raise FlowFailed(f"the visitor's second question (limit 1): HTTP {limited.status_code}: {limited.text[:200]}")
+
+
 def flow_metrics(r: Rehearsal) -> None:
     """The Answer function's log holds the turn's EMF records (namespace Assist), as CloudWatch would read them:
     no API call, so no permission (ADR 0064)."""
@@ -483,6 +553,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "index_sync": flow_index_sync,
     "index_publish": flow_index_publish,
     "front_door": flow_front_door,
+    "widget": flow_widget,
     "metrics": flow_metrics,
 }
 
@@ -567,6 +638,8 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         admin = base.with_(
             aws={"endpoint_url": moto.url, "region": REGION, "bucket": stack.ref("DataBucket"), **LOCAL_CREDENTIALS},
             sessions={"table": stack.ref("SessionsTable"), "intent_history_table": stack.ref("IntentHistoryTable")},
+            idempotency={"table": stack.ref("IdempotencyTable")},
+            widget={"table": stack.ref("WidgetTable")},
             index={"uri": f"s3://{stack.ref('DataBucket')}/{prefix}"},
             ollama={"host": "http://127.0.0.1:9"},
         )

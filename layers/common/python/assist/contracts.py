@@ -107,11 +107,12 @@ class Degraded(StrEnum):
     CONTEXT_OVERFLOW = "context_overflow"  # the host cut a prompt longer than the window it was sent with
     ANSWER_TRUNCATED = "answer_truncated"  # the answer reached its output limit (num_predict)
     MODEL_MISSING = "model_missing"  # a host does not have the model a slot names (`ollama pull` it)
+    BUDGET = "budget"  # a widget site key's daily model budget is spent: no model asked (ADR 0090)
 
     @property
     def without_model(self) -> bool:
         """The answer was written without a model."""
-        return self in (Degraded.LLM_UNAVAILABLE, Degraded.LLM_TIMEOUT, Degraded.DEADLINE)
+        return self in (Degraded.LLM_UNAVAILABLE, Degraded.LLM_TIMEOUT, Degraded.DEADLINE, Degraded.BUDGET)
 
     @property
     def without_index(self) -> bool:
@@ -289,6 +290,7 @@ class Stage(msgspec.Struct):
     model: str | UnsetType | None = UNSET  # None: no model answered
     answered_by: str | UnsetType = UNSET  # the slot, `extractive` or `not_covered`
     answered_from: str | UnsetType = UNSET  # passages | manifest | conversation | account_data
+    lang: str | UnsetType = UNSET  # the language an answer without a model was written in (its notice's)
     model_ms: float | UnsetType = UNSET
     usage: dict[str, int | str] | UnsetType = UNSET  # Ollama's token counts, durations and done_reason
     prompt: PromptFit | UnsetType = UNSET
@@ -437,6 +439,15 @@ class Exchange(msgspec.Struct):
     sources: list[str] = msgspec.field(default_factory=list)
 
 
+class Site(msgspec.Struct, omit_defaults=True):
+    """Where a widget visitor's question comes from (docs/widget.md): the site key, the page it was asked on, and
+    whether the key's daily model budget still covers it (False: answered without a model, `budget`)."""
+
+    key: str
+    page: str | None = None
+    models: bool = True
+
+
 class TurnState(msgspec.Struct):
     """A turn between stages: what Classify hands to Retrieve and Answer (and Step Functions carries).
 
@@ -456,5 +467,11 @@ class TurnState(msgspec.Struct):
     corpus: CorpusMatch | None = None  # a question about the corpus itself
     uncertain_reason: UncertainReason | None = None  # the retrieve stage's verdict (ADR 0055): None when covered
     deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
+    site: Site | None = None  # a widget visitor's question: its site key and page, and whether a model may answer
     stages: list[Stage] = msgspec.field(default_factory=list)
     degraded: list[Degraded] = msgspec.field(default_factory=list)
+
+    @property
+    def budget_spent(self) -> bool:
+        """A widget site key's daily model budget is spent: the turn asks no model anything (ADR 0090)."""
+        return self.site is not None and not self.site.models

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from litestar import Request
 
     from assist.ask.engine import Engine
-    from assist.contracts import AskRequest
+    from assist.contracts import AskRequest, Site
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -70,14 +70,17 @@ class Idempotency:
         claim.complete(msgspec.to_builtins(answer))
         return answer
 
-    async def events(self, engine: Engine, request: Request, ask: AskRequest, owner: str, body: Any) -> Events:
+    async def events(
+        self, engine: Engine, request: Request, ask: AskRequest, owner: str, body: Any, site: Site | None = None
+    ) -> Events:
         """A streamed answer's events: phase 1 here and phase 2 as the engine streams it, recorded under
-        the request's key; or, for a key already answered, the recorded answer as events."""
+        the request's key; or, for a key already answered, the recorded answer as events. `site`: a widget
+        visitor's question (its key, page and model budget)."""
         claim = await anyio.to_thread.run_sync(self.claim, request, owner, body)
         if claim is not None and claim.replay is not None:
             return replayed(claim.replay)
         try:
-            state = await anyio.to_thread.run_sync(engine.prepare, ask, owner)
+            state = await anyio.to_thread.run_sync(lambda: engine.prepare(ask, owner, site=site))
         except BaseException:
             if claim is not None:
                 await anyio.to_thread.run_sync(claim.release)

@@ -121,6 +121,24 @@ def prompt(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings
     return fitted
 
 
+def budget_spent() -> LLMUnavailable:
+    """What stands for the model past a site key's daily budget (`TurnState.budget_spent`): none is asked."""
+    return LLMUnavailable("the site key's daily model budget is spent", reason=Degraded.BUDGET)
+
+
+def chat(state: TurnState, st: Stage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
+    """The model's answer to the fitted prompt (its size traced on `st`), or why there is none: past a site key's
+    budget (`fitted` None) no call is made."""
+    if fitted is None:
+        return budget_spent()
+    traced(st, fitted)
+    assert state.route is not None
+    try:
+        return slots.chat(state.route.model_slot, fitted.messages, deadline=state.deadline)
+    except LLMUnavailable as exc:
+        return exc
+
+
 def traced(st: Stage, fitted: Prompt) -> None:
     """The prompt's size against its budget, on the `generate` stage."""
     st.prompt = msgspec.convert(fitted.trace(), PromptFit)
@@ -137,8 +155,9 @@ def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | 
     if isinstance(gen, Generation):
         return _from_model(state, st, gen, lang)
     state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
-    # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
-    st.model, st.answered_by = None, "extractive"
+    # `answered_from` says what the answer quotes and `lang` in which language, so a client can say so in the
+    # answer's own words (the web chat's and the widget's notice)
+    st.model, st.answered_by, st.lang = None, "extractive", lang
     if route.type is QueryType.PLATFORM:
         st.answered_from = "account_data"
         return platform_facts(state.request.extra_context, lang)

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
-from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.not_covered import links, nearest_topics, not_covered
-from assist.ask.context import Context, answer_text, prompt, traced, with_corpus
+from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
@@ -34,6 +33,7 @@ from assist.contracts import (
     QueryType,
     RetrievalResult,
     Route,
+    Site,
     Stage,
     TurnState,
     check_ask,
@@ -86,12 +86,17 @@ class Engine:
         return self.parts.retriever()
 
     # -- the stages ----------------------------------------------------------------
-    def start(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
-        """`deadline` (epoch seconds): the request's, when it was set upstream; else API_DEADLINE_S from now."""
+    def start(
+        self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
+    ) -> TurnState:
+        """`deadline` (epoch seconds): the request's, when it was set upstream; else API_DEADLINE_S from now.
+        `site`: a widget visitor's question (its key and page; no model call at all past the key's budget)."""
         check_ask(req, self.settings)
         now = time.time()
         deadline = deadline if deadline is not None else now + self.settings.api.deadline_s
-        return TurnState(request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline)
+        return TurnState(
+            request=req, request_id=uuid.uuid4().hex, started_at=now, owner=owner, deadline=deadline, site=site
+        )
 
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
@@ -107,7 +112,8 @@ class Engine:
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            state.route = cascade.classify(req.message, state.history, declared=req.query_type)
+            llm = not state.budget_spent
+            state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=llm)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = [Exchange(r.message, r.answer, list(r.sources)) for r in recent]
@@ -119,17 +125,19 @@ class Engine:
 
     def _search_query(self, state: TurnState) -> None:
         """What the search looks for: the message, rewritten when it leans on the history, and translated when
-        it is in another language than the index (only with a configured LLM)."""
+        it is in another language than the index (only with a configured LLM, and no site key's budget spent)."""
         route, message = _route(state), state.request.message
         route.retrieval_query = message
         if leans_on_history(message, state.history):
             with stage(state.stages, "rewrite") as st:
-                rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
+                rewritten = None
+                if not state.budget_spent:
+                    rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
                 st.by = "llm" if rewritten else "history"
                 route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
                 st.query = route.retrieval_query
         lang = foreign(route.retrieval_query, self.settings.index.language)
-        if lang is None or not self.settings.ollama.host_explicit:
+        if lang is None or not self.settings.ollama.host_explicit or state.budget_spent:
             return
         with stage(state.stages, "translate") as st:
             to, deadline = self.settings.index.language, self._light_deadline(state)
@@ -227,9 +235,11 @@ class Engine:
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
 
-    def prepare(self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None) -> TurnState:
+    def prepare(
+        self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
+    ) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
-        state = self.classify(self.start(req, owner, deadline), take_turn=False)
+        state = self.classify(self.start(req, owner, deadline, site), take_turn=False)
         if _route(state).type.needs_retrieval:
             state = self.retrieve(state)
         elif _route(state).type is QueryType.CONVERSATIONAL:
@@ -253,16 +263,10 @@ class Engine:
         if state.uncertain_reason:
             return self.recorder.finish(state, self.not_covered(state), [], turn)
         slot = _route(state).model_slot
-        fitted = prompt(state, ctx, self.parts.slots(), self.settings)
+        # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
+        fitted = None if state.budget_spent else prompt(state, ctx, self.parts.slots(), self.settings)
         with stage(state.stages, "generate", slot=slot) as st:
-            traced(st, fitted)
-            try:
-                gen: Generation | LLMUnavailable = self.parts.slots().chat(
-                    slot, fitted.messages, deadline=state.deadline
-                )
-            except LLMUnavailable as exc:
-                gen = exc
-            text = answer_text(state, st, gen, ctx)
+            text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)
 
     def stream(self, state: TurnState) -> AsyncGenerator[Event, None]:

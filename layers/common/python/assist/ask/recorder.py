@@ -99,5 +99,7 @@ class TurnRecorder:
                 history=state.history,
                 retrieval_confidence=state.retrieval.confidence if state.retrieval else None,
                 uncertain=state.uncertain_reason,
+                site_key=state.site.key if state.site else None,
+                page=state.site.page if state.site else None,
             )
             st.turn, st.written = state.turn, self._store().append_turn(record)

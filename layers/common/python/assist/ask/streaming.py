@@ -8,7 +8,7 @@ with what was generated so far and `client_disconnected`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -17,7 +17,7 @@ import msgspec
 from assist.answer.llm import Generation, LLMUnavailable, Thought
 from assist.answer.marker import MarkerFilter
 from assist.answer.prefetch import Prefetched
-from assist.ask.context import answer_text, prompt, traced
+from assist.ask.context import answer_text, budget_spent, prompt, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
 from assist.logs import get_logger
@@ -46,9 +46,11 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         yield "done", {**msgspec.to_builtins(answer), "usage": {}}
         return
     slots = engine.parts.slots()
-    fitted = prompt(state, ctx, slots, engine.settings)  # the sources the model will see
+    # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
+    fitted = None if state.budget_spent else prompt(state, ctx, slots, engine.settings)
     # requested now, read after the route event: the request travels while the route goes out
-    model = Prefetched(slots.stream(route.model_slot, fitted.messages, deadline=state.deadline))
+    calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
+    model = Prefetched(calls)
     # with each source's passage, so a reader (the web chat) can see what the answer is built from
     sources = [
         {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(sources_of(ctx.chunks), ctx.chunks, strict=True)
@@ -64,7 +66,7 @@ async def _generate(
     state: TurnState,
     ctx: Context,
     model: Prefetched,
-    fitted: Prompt,
+    fitted: Prompt | None,
     thinking: bool,
     route_event: Event,
 ) -> AsyncGenerator[Event, None]:
@@ -79,7 +81,8 @@ async def _generate(
         turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
         assert state.route is not None
         with stage(state.stages, "generate", slot=state.route.model_slot) as st:
-            traced(st, fitted)
+            if fitted is not None:
+                traced(st, fitted)
             shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
             try:
                 async for item in model:
@@ -111,3 +114,9 @@ async def _generate(
             with anyio.CancelScope(shield=True):
                 await model.aclose()
                 await anyio.to_thread.run_sync(engine.recorder.finish, state, "".join(parts), ctx.chunks, turn)
+
+
+async def _no_model() -> AsyncIterator[Any]:
+    """The model stream of a turn past its site key's budget: it ends before any call, as an unavailable model's."""
+    raise budget_spent()
+    yield  # makes this an async generator

@@ -22,6 +22,7 @@ TABLES: dict[str, Callable[[Settings], str]] = {
     "SessionsTable": lambda s: s.sessions.table,
     "IntentHistoryTable": lambda s: s.sessions.intent_history_table,
     "IdempotencyTable": lambda s: s.idempotency.table,
+    "WidgetTable": lambda s: s.widget.table,
 }
 BUCKET = "DataBucket"
 _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")

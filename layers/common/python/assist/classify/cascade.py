@@ -62,7 +62,10 @@ class Cascade:
         layer = self._embedding
         return lambda: layer().embed(message)
 
-    def classify(self, message: str, history: list[IntentEntry], declared: QueryType | None = None) -> Route:
+    def classify(
+        self, message: str, history: list[IntentEntry], declared: QueryType | None = None, llm: bool = True
+    ) -> Route:
+        """`llm=False`: no model call (a widget key past its budget); the LLM layer is skipped as if unset."""
         s = self._settings
         start = time.perf_counter()
         pred: Prediction | None = None
@@ -72,7 +75,7 @@ class Cascade:
             route = route_for(QueryType.PLATFORM, Layer.RULES, 1.0, f"platform-injected prefix {prefix!r}", s)
         else:
             pred = self._embedding().predict(message, history) if self._embedding is not None else None
-            route = self._by_content(message, history, pred)
+            route = self._by_content(message, history, pred, llm)
         log.info(
             "classify.decided",
             type=route.type.value,
@@ -86,7 +89,7 @@ class Cascade:
         )
         return route
 
-    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None) -> Route:
+    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None, llm: bool) -> Route:
         s = self._settings
         threshold = s.classifier.confidence_threshold
         if pred is not None and pred.decides(threshold):
@@ -103,6 +106,8 @@ class Cascade:
 
         if self._llm is None:
             why = "llm off (OLLAMA_HOST unset)"
+        elif not llm:
+            why = "llm off (the site key's model budget is spent)"
         else:
             try:
                 decision = self._llm().classify(message, history)

@@ -77,6 +77,19 @@ class Gathered:
             or (e.get("feedback") or {}).get("rating") == "down"
         ]
 
+    def sites(self, pages: int = 10) -> dict[str, dict[str, Any]]:
+        """The widget's questions per site key, most first, each with the pages its visitors asked from (the
+        `pages` most frequent)."""
+        by_key: dict[str, Counter[str]] = {}
+        for e in self.entries:
+            if key := e.get("site_key"):
+                by_key.setdefault(key, Counter())[e.get("page") or ""] += 1
+        ranked = sorted(by_key.items(), key=lambda kv: -sum(kv[1].values()))
+        return {
+            key: {"questions": sum(c.values()), "pages": {p: n for p, n in c.most_common(pages) if p}}
+            for key, c in ranked
+        }
+
     def summary(self) -> dict[str, Any]:
         n = len(self.entries)
         layers = self.counts("layer")
@@ -95,6 +108,8 @@ class Gathered:
             "gap_questions": len(self.gaps()),
             # answers that said the docs do not cover the question, by reason
             "uncertain": dict(Counter(str(e["uncertain"]) for e in self.entries if e.get("uncertain")).most_common()),
+            # the widget's questions per site key, and the pages its visitors asked from (docs/widget.md)
+            "sites": self.sites(),
             "read": {"queries": self.queries, "read_units": round(self.read_units, 2), "seconds": self.seconds},
         }
 

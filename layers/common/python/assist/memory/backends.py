@@ -12,9 +12,12 @@ from assist.aws.clients import client
 from assist.logs import get_logger
 from assist.memory.dynamodb import DynamoDBStore
 from assist.memory.sqlite import SQLiteStore
+from assist.memory.widget_dynamodb import DynamoDBWidgetStore
+from assist.memory.widget_sqlite import SQLiteWidgetStore
 
 if TYPE_CHECKING:
     from assist.memory.store import SessionStore
+    from assist.memory.widget_store import WidgetStore
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -32,3 +35,11 @@ def open_store(settings: Settings, dynamodb: Any = None) -> SessionStore:
     return DynamoDBStore(
         dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
     )
+
+
+def open_widget_store(settings: Settings, dynamodb: Any = None) -> WidgetStore:
+    """The widget's table (site keys, counters) in the same backend as the sessions: WIDGET_TABLE on DynamoDB,
+    or a table of the embedded store's file."""
+    if settings.session_backend == "file":
+        return SQLiteWidgetStore(settings.sessions.store_file)
+    return DynamoDBWidgetStore(dynamodb or client("dynamodb", settings), settings.widget.table)

@@ -32,7 +32,7 @@ from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, ex
 log = get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S", bound="Store")
+S = TypeVar("S", bound="Backend")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 
@@ -116,6 +116,8 @@ class Turn:
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
     retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
     uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
+    page: str | None = None  # and the page of the site it was asked on
 
 
 class TurnRecord(msgspec.Struct):
@@ -168,7 +170,15 @@ def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
     return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
 
 
-class Store(ABC):
+class Backend(ABC):
+    """What `guarded` asks of a backend, the sessions' (`Store`) or the widget's (`WidgetStore`)."""
+
+    @abstractmethod
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
+
+
+class Store(Backend):
     """What the engine, the API, the export and the insights page rely on, whichever backend keeps the data.
 
     A backend keeps plain items (JSON values): a sessions item per turn (`turn_items`), its intent-history twin,
@@ -182,11 +192,7 @@ class Store(ABC):
     #: DynamoDB read units the history reads used so far (estimated); a file costs none
     read_units = 0.0
 
-    # -- what a backend supplies ---------------------------------------------------------
-    @abstractmethod
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
-
+    # -- what a backend supplies (and `failure`) ------------------------------------------
     @abstractmethod
     def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
         """A sessions item (turn 0: the header), read consistently."""
@@ -336,6 +342,9 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "retrieval_confidence": turn.retrieval_confidence,
         "uncertain": turn.uncertain,
         "degraded": turn.degraded,
+        # and where a widget's visitors asked from (None otherwise: not written to DynamoDB)
+        "site_key": turn.site_key,
+        "page": turn.page,
         # the export index: "entries of day D after key K" is one Query, never a scan
         EXPORT_DAY: now[:10],
         EXPORT_KEY: export_key(now, turn.session_id, turn.number),
