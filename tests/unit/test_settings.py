@@ -156,3 +156,21 @@ def test_overrides_change_only_what_they_name():
     assert Settings().ollama.host == "http://127.0.0.1:11434"  # frozen: the original is untouched
     with pytest.raises(TypeError, match="hots"):
         Settings().with_(ollama={"hots": "x"})
+
+
+def test_think_takes_a_boolean_or_a_level_and_one_model_on_one_host_gets_one_window():
+    s = Settings.from_env(
+        {
+            "OLLAMA_THINK": "High",
+            "OLLAMA_NUM_CTX_CONVERSATIONAL": "4096",
+            "OLLAMA_MODEL_NAME_CONVERSATIONAL": "qwen3:0.6b",
+        }
+    )
+    o = s.ollama
+    assert (o.think, s.classifier.llm_think, o.rewrite_think) == ("high", "false", "false")
+    assert o.num_ctx_for(o.host, "qwen3:1.7b") == 8192
+    assert o.num_ctx_for(o.light_host, "qwen3:0.6b") == 4096
+    same = Settings.from_env({"OLLAMA_NUM_CTX_CONVERSATIONAL": "4096"}).ollama  # light = main's model: main's window
+    assert same.num_ctx_for(same.light_host, same.light_model) == 8192
+    with pytest.raises(SettingsError, match="CLASSIFIER_LLM_THINK='maybe'"):
+        Settings.from_env({"CLASSIFIER_LLM_THINK": "maybe"})

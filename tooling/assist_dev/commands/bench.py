@@ -49,6 +49,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_answer)
 
+    p = b.add_parser(
+        "ollama", help="answers queueing on a model host of N parallel slots: answered / fell back / p50 / p95"
+    )
+    p.add_argument("--parallel", type=int, default=1, help="requests the host serves at once per model (default 1)")
+    p.add_argument("--concurrency", type=int, default=8, help="the highest number of answers at once (default 8)")
+    p.add_argument("--token-rate", type=float, help="generated tokens per second (default 40)")
+    p.add_argument("--reply-tokens", type=int, help="tokens per answer (default 250)")
+    p.add_argument("--deadline", type=float, help="seconds an answer may take (default 16: the Answer task's)")
+    p.add_argument("--short", action="store_true", help="a fast host and a short deadline: the same shape in seconds")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_ollama)
+
+    p = b.add_parser("tokens", help="the prompt budget's token counts against the model's (qwen3) and the double's")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_tokens)
+
     p = b.add_parser("export", help="label export over N history entries: time and read units vs a full scan")
     p.add_argument("--entries", type=int, default=100_000)
     p.add_argument("--sessions", type=int, default=20_000)
@@ -264,6 +280,53 @@ def answer_table(result: dict[str, Any]) -> Table:
     ]
     columns = ("type", "n", "overhead p50 ms", "overhead p95 ms", "route event p50 ms", "first token p50 ms")
     return Table(columns, rows, notes)
+
+
+def run_ollama(args: argparse.Namespace) -> int:
+    from assist_dev.bench import ollama
+
+    given = {"token_rate": args.token_rate, "reply_tokens": args.reply_tokens, "deadline_s": args.deadline}
+    chosen = (ollama.SHORT if args.short else {}) | {k: v for k, v in given.items() if v is not None}
+    result = ollama.run(
+        settings(logs={"level": "WARNING"}), parallel=args.parallel, concurrency=args.concurrency, **chosen
+    )
+    return _show(result, args, ollama_table)
+
+
+def ollama_table(result: dict[str, Any]) -> Table:
+    from assist_dev.bench.figures import Table
+
+    rows = [
+        (r["concurrency"], r["answered"], r["fell_back"], r["p50_s"], r["p95_s"], r["max_active"])
+        for r in result["levels"]
+    ]
+    notes = [
+        f"host: {result['parallel']} slot(s) per model, {result['token_rate']:g} tokens/s, {result['reply_tokens']} "
+        f"tokens an answer; one answer alone takes T = {result['answer_s']} s; deadline {result['deadline_s']:g} s",
+        f"sizing rule: parallel × floor((deadline − 1 s) / T) = {result['useful_concurrency']} answers in time at "
+        "once; past that they queue into their deadline and fall back (docs/operations.md)",
+    ]
+    return Table(("at once", "answered by model", "fell back", "p50 s", "p95 s", "busiest slots"), rows, notes)
+
+
+def run_tokens(args: argparse.Namespace) -> int:
+    from assist_dev.bench.tokens import run
+
+    return _show(run(settings(logs={"level": "WARNING"})), args, tokens_table)
+
+
+def tokens_table(result: dict[str, Any]) -> Table:
+    from assist_dev.bench.figures import Table
+
+    rows = [(k, r["qwen3"], r["double_rule"], r["minilm_x1.35"], r["chars_1.8"]) for k, r in result["kinds"].items()]
+    notes = [f"counted by {result['tokenizer']}; the other columns are ratios to it (1 = the model's own count)"]
+    notes += [
+        f"a prompt of {p['chars']:,} characters: budget estimate {p['budget_estimate']}, qwen3 template "
+        f"{p.get('qwen3_template', '-')} (×{p.get('estimate_over_qwen3', '-')}), the double's prompt_eval_count "
+        f"{p['double_prompt_eval']} (×{p['estimate_over_double']})"
+        for p in result["prompts"]
+    ]
+    return Table(("text", "qwen3 tokens", "double's rule", "MiniLM ×1.35", "chars / 1.8"), rows, notes)
 
 
 def run_export(args: argparse.Namespace) -> int:

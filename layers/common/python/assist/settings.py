@@ -81,6 +81,10 @@ class Section(msgspec.Struct, frozen=True, kw_only=True):
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+#: a `think` setting: a boolean or a level, for the models that take one (ADR 0078)
+Think = Literal["false", "true", "low", "medium", "high"]
+
+
 class Ollama(Section, frozen=True, kw_only=True, rename=_prefixed("OLLAMA_")):
     host: str = "http://127.0.0.1:11434"
     host_conversational: str | None = None  # the light slot may live on another host
@@ -94,9 +98,31 @@ class Ollama(Section, frozen=True, kw_only=True, rename=_prefixed("OLLAMA_")):
     # True only when OLLAMA_HOST was set: the LLM classifier layer runs only then, so an
     # engine without Ollama never waits on a connection refused at every ambiguous message.
     host_explicit: bool = False
+    # what each call asks of the model (ADRs 0077–0079): the window (options.num_ctx, never above the model's
+    # trained length), the answer's output limit (options.num_predict) and thinking (sent only to a model with
+    # the `thinking` capability); per slot, the light one's defaulting to its own
+    num_ctx: int = 8192
+    num_ctx_conversational: int = 0  # 0: = OLLAMA_NUM_CTX
+    num_predict: int = 1024
+    num_predict_conversational: int = 512
+    think: Think = "false"
+    think_conversational: Think = "false"
+    rewrite_think: Think = msgspec.field(default="false", name="REWRITE_THINK")  # the search-query calls
+    # a tokenizer.json counting prompt tokens; "": the qwen3 one beside the embedding model (ADR 0079)
+    prompt_tokenizer: str = msgspec.field(default="", name="PROMPT_TOKENIZER")
 
     not_from_env: ClassVar[frozenset[str]] = frozenset({"host_explicit"})
     secret: ClassVar[frozenset[str]] = frozenset({"api_key"})
+
+    @property
+    def light_num_ctx(self) -> int:
+        return self.num_ctx_conversational or self.num_ctx
+
+    def num_ctx_for(self, host: str, model: str) -> int:
+        """The window for a call to `model` on `host`: the slot's that serves it there, so the classifier and the
+        search-query calls never ask a loaded model for another window (Ollama reloads it for that: ADR 0079)."""
+        light, main = (self.light_host, self.light_model), (self.host, self.model_name)
+        return self.light_num_ctx if (host, model) == light != main else self.num_ctx
 
     @property
     def light_model(self) -> str:
@@ -116,6 +142,7 @@ class Classifier(Section, frozen=True, kw_only=True, rename=_prefixed("CLASSIFIE
     model_path: str | None = DEFAULT_CLASSIFIER_MODEL  # None (or "none"): no embedding layer
     reload_s: float = 60.0  # a registry's `current` pointer is checked at most this often
     llm_timeout_s: float = 5.0  # the LLM classifier's whole budget, retry included
+    llm_think: Think = "false"  # the LLM classifier's call: a label needs no reasoning (ADR 0078)
     platform_prefixes: tuple[str, ...] = msgspec.field(default=DEFAULT_PLATFORM_PREFIXES, name="PLATFORM_PREFIXES")
 
     @property

@@ -35,6 +35,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "not_covered": "The documentation does not cover this question, so I will not guess an answer.",
         "nearest": "The nearest topics it does cover:",
         "none": "Try other words, or ask about a topic the documentation covers.",
+        "truncated": "(This answer was cut off at the model's output limit: ask for the rest, or for a shorter "
+        "answer.)",
     },
     "es": {
         "passages": "El modelo de lenguaje no está disponible, así que estos son los pasajes más relevantes de la "
@@ -63,6 +65,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "not_covered": "La documentación no cubre esta pregunta, así que no voy a inventar una respuesta.",
         "nearest": "Los temas más cercanos que sí cubre:",
         "none": "Pruebe con otras palabras, o pregunte por un tema que la documentación cubra.",
+        "truncated": "(Esta respuesta se cortó al llegar al límite de salida del modelo: pide el resto, o una "
+        "respuesta más breve.)",
     },
 }
 

@@ -10,9 +10,11 @@ import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.params import Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 
+from assist.api.admin import require_admin
 from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
@@ -63,10 +65,11 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
 
     from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
     from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
+    from assist.doctor import doctor  # /healthz?deep=1: the answer app only
 
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
-    return service(routes, settings, lifespan=lifespan)
+    return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder))
 
 
 def service(
@@ -74,13 +77,26 @@ def service(
     settings: Settings,
     title: str = "Assistance engine",
     lifespan: list[Callable[..., Any]] | None = None,
+    deep: Callable[[], dict[str, Any]] | None = None,
 ) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
-    the body limits every route shares."""
+    the body limits every route shares. `deep`: what `/healthz?deep=1` reports to an admin (`assist doctor`)."""
 
-    @get("/healthz", summary="Liveness and readiness", opt={"public": True})
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    @get(
+        "/healthz",
+        summary="Liveness and readiness; ?deep=1: the model hosts, embedder and index (admin)",
+        opt={"public": True},
+    )
+    async def healthz(request: Request, deep_check: bool = Parameter(query="deep", default=False)) -> dict[str, Any]:
+        if not deep_check:
+            return {"status": "ok"}
+        if deep is None:
+            raise ClientException("deep checks are served by the answer app")
+        require_admin(request, settings)  # the report names hosts and models: for operators only
+        import anyio
+
+        result = await anyio.to_thread.run_sync(deep)
+        return {"status": "ok" if result["ok"] else "degraded", **result}
 
     return Litestar(
         route_handlers=[*route_handlers, healthz],

@@ -22,12 +22,12 @@ import msgspec
 
 from assist import metrics
 from assist.answer import marker
+from assist.answer.budget import Material, Prompt, fit, token_counter
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
-from assist.answer.llm import Generation, LLMUnavailable
+from assist.answer.llm import Generation, LLMUnavailable, Thought
 from assist.answer.marker import MarkerFilter
-from assist.answer.phrases import language
+from assist.answer.phrases import language, phrase
 from assist.answer.prefetch import Prefetched
-from assist.answer.prompts import build_messages
 from assist.contracts import (
     Answer,
     AskRequest,
@@ -53,6 +53,7 @@ from assist.memory.store import Turn, intent_entries, topic_of
 from assist.memory.translate import llm_translate
 from assist.retrieve.analysis import analyze
 from assist.retrieve.language import foreign
+from assist.thinking import strip_thinking
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -79,12 +80,14 @@ class Context:
     turns: list[Exchange] = field(default_factory=list)
     corpus: str = ""  # the `<corpus>` section of a question about the corpus itself (ADR 0042)
     corpus_answer: str | None = None  # its answer from the manifest alone, for when no model can answer
+    documents: int = 0  # the first chunks are a named document's, given whole (ADR 0042)
 
     @property
     def conversation(self) -> list[dict[str, str]]:
+        """The session's turns as chat messages; an answer stored before thinking was kept apart loses it here."""
         msgs: list[dict[str, str]] = []
         for t in self.turns:
-            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": t.answer}]
+            msgs += [{"role": "user", "content": t.message}, {"role": "assistant", "content": strip_thinking(t.answer)}]
         return msgs
 
 
@@ -319,11 +322,11 @@ class Engine:
         if state.uncertain_reason:
             return self._finish(state, self._not_covered(state), [], turn)
         slot = self._route(state).model_slot
+        prompt = self._prompt(state, ctx)
         with stage(state.stages, "generate", slot=slot) as st:
+            st["prompt"] = prompt.trace()
             try:
-                gen: Generation | LLMUnavailable = self._slots.chat(
-                    slot, self._messages(state, ctx), deadline=state.deadline
-                )
+                gen: Generation | LLMUnavailable = self._slots.chat(slot, prompt.messages, deadline=state.deadline)
             except LLMUnavailable as exc:
                 gen = exc
             text = self._generated(state, st, gen, ctx)
@@ -342,6 +345,7 @@ class Engine:
         req = state.request
         route = self._route(state)
         ctx = self._context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
+        prompt = None if state.uncertain_reason else self._prompt(state, ctx)  # the sources the model will see
         # with each source's passage, so a reader (the web chat) can see what the answer is built from
         sources = [
             {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(_sources(ctx.chunks), ctx.chunks, strict=True)
@@ -355,7 +359,9 @@ class Engine:
             yield "done", {**msgspec.to_builtins(answer), "usage": {}}
             return
         # requested now, read after the route event: the request travels while the route goes out
-        model = Prefetched(self._slots.stream(route.model_slot, self._messages(state, ctx), deadline=state.deadline))
+        assert prompt is not None
+        model = Prefetched(self._slots.stream(route.model_slot, prompt.messages, deadline=state.deadline))
+        thinking = self._slots.thinks(route.model_slot)  # the model's thinking is shown apart, only when asked for
         turn: Future[int] | None = None
         parts: list[str] = []
         gen: Generation | LLMUnavailable | None = None
@@ -366,11 +372,15 @@ class Engine:
             yield "route", route_event | uncertain
             turn = self._take_turn(state)  # after the route event, while the model starts: needed only to write
             with stage(state.stages, "generate", slot=route.model_slot) as st:
+                st["prompt"] = prompt.trace()
                 shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
                 try:
                     async for item in model:
                         if isinstance(item, Generation):
                             gen = item
+                        elif isinstance(item, Thought):
+                            if thinking:
+                                yield "thinking", {"text": item.text}
                         elif piece := shown.feed(item):
                             parts.append(piece)
                             yield "token", {"text": piece}
@@ -382,6 +392,8 @@ class Engine:
                 text = self._generated(state, st, gen, ctx)
             if isinstance(gen, LLMUnavailable):
                 yield "token", {"text": text}
+            elif len(text) > len(said := "".join(parts)):  # the note of an answer cut at its output limit
+                yield "token", {"text": text[len(said) :]}
             writing = True  # from here the turn is written here (or fails loudly), never a second time below
             answer = await anyio.to_thread.run_sync(self._finish, state, text, ctx.chunks, turn)
             yield "done", {**msgspec.to_builtins(answer), "usage": st.get("usage", {})}
@@ -454,20 +466,31 @@ class Engine:
                 st.update(
                     corpus_chars=len(text), document_chunks=len(whole), document_chars=sum(len(c.text) for c in whole)
                 )
-        return Context(chunks, ctx.turns, text, extractive(match, corpus, language(state.request.message)))
+        lang = language(state.request.message)
+        return Context(chunks, ctx.turns, text, extractive(match, corpus, lang), documents=len(whole))
 
-    def _messages(self, state: TurnState, ctx: Context) -> list[dict[str, str]]:
-        req = state.request
-        conversation = ctx.conversation if self._route(state).type is QueryType.CONVERSATIONAL else None
-        return build_messages(
-            self._route(state).type,
+    def _prompt(self, state: TurnState, ctx: Context) -> Prompt:
+        """The prompt, built to fit the window the slot's call asks for (ADR 0079): what it leaves out goes to
+        the trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks` become the sources it numbers."""
+        req, qtype = state.request, self._route(state).type
+        material = Material(
+            qtype,
             req.message,
-            ctx.chunks,
-            conversation,
-            req.extra_context,
-            req.editor_content,
+            passages=ctx.chunks[ctx.documents :],
+            documents=ctx.chunks[: ctx.documents],
             corpus=ctx.corpus,
+            conversation=ctx.conversation if qtype is QueryType.CONVERSATIONAL else [],
+            extra_context=req.extra_context if qtype is QueryType.PLATFORM else None,
+            editor_content=req.editor_content if qtype is QueryType.CODE_GENERATION else None,
         )
+        window = self._slots.window(self._route(state).model_slot, state.deadline)
+        counter = token_counter(self.settings)
+        prompt = fit(material, window, counter)
+        ctx.chunks = prompt.chunks
+        if prompt.dropped:
+            state.degraded.append("context_trimmed")
+            log.info("answer.context_trimmed", dropped=prompt.dropped, tokens=prompt.tokens, limit=window.limit())
+        return prompt
 
     def _generated(
         self,
@@ -478,19 +501,25 @@ class Engine:
     ) -> str:
         """The answer text, from the model or — when every slot is down or too slow — without one."""
         route = self._route(state)
+        lang = language(state.request.message)
+        if missing := (gen.missing if isinstance(gen, Generation | LLMUnavailable) else []):
+            state.degraded.append("model_missing")
+            st["missing"] = missing  # the models a host said it does not have (`ollama pull` them)
         if isinstance(gen, Generation):
             state.degraded += gen.degraded
             route.model = gen.model
             st.update(model=gen.model, answered_by=gen.slot, model_ms=round(gen.model_ms, 2), usage=gen.usage)
+            st["asked"] = gen.request
             if state.request.force_answer:
                 st["forced"] = True
             said_not_covered, text = marker.split(gen.text)
             if said_not_covered:  # the model's own verdict (ADR 0083): uncertain, its explanation kept
                 state.uncertain_reason = marker.MODEL_NOT_COVERED
                 st["verdict"] = marker.MODEL_NOT_COVERED
+            if gen.truncated:  # cut at num_predict: the reader is told, not handed half an answer as whole
+                return f"{text}\n\n{phrase('truncated', lang)}"
             return text
         state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else "llm_unavailable")
-        lang = language(state.request.message)
         # `answered_from` says what the answer quotes, so a client can say so (the web chat's notice)
         st.update(model=None, answered_by="extractive")
         if route.type is QueryType.PLATFORM:

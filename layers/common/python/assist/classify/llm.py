@@ -4,30 +4,37 @@ The reply must be exactly one of the four labels (surrounding whitespace, quotes
 and a `<think>` block are tolerated, nothing else). An invalid reply gets one retry that repeats
 the instruction; the whole layer, retry included, has one time budget. Any failure raises
 `LLMClassifierFailed`, and the cascade's fallback decides.
+
+A label needs no reasoning: the call sends `think: false` (CLASSIFIER_LLM_THINK) to a thinking model, which would
+otherwise think first and miss the budget (Ollama ≥ 0.12.4), asks for a few tokens (`num_predict`) and the window
+its model is loaded with (`num_ctx`: another would reload it; ADRs 0077–0079).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assist.contracts import QueryType
 from assist.logs import get_logger
+from assist.thinking import strip_thinking
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from assist.contracts import IntentEntry
+    from assist.ollama_client import ModelFacts
     from assist.settings import Settings
 
 log = get_logger(__name__)
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 LABELS = tuple(t.value for t in QueryType)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+#: a label is a few tokens; with thinking switched on, the thinking counts too
+NUM_PREDICT = 16
+NUM_PREDICT_THINKING = 1024
 
 SYSTEM = """You route the messages sent to the assistant of a developer platform. Decide what kind of help the \
 new message wants and reply with exactly one label, nothing else:
@@ -83,30 +90,52 @@ def build_messages(message: str, history: Sequence[IntentEntry]) -> list[dict[st
 
 
 def parse_label(reply: str) -> QueryType | None:
-    text = _THINK.sub("", reply).strip(" \t\n`'\".").upper()
+    text = strip_thinking(reply).strip(" \t\n`'\".").upper()
     return QueryType(text) if text in LABELS else None
 
 
+@dataclass(frozen=True)
+class Asking:
+    """What the classifier asks of its model, beside the messages: `think`, the window, the facts' source."""
+
+    think: str = "false"
+    num_ctx: int = 8192
+    facts: Callable[[float], ModelFacts] | None = None  # the model's facts, within a budget (None: not known)
+
+
 class LLMClassifier:
-    def __init__(self, client: Any, model: str, budget_s: float, errors: tuple[type[BaseException], ...]) -> None:
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        budget_s: float,
+        errors: tuple[type[BaseException], ...],
+        asking: Asking | None = None,
+    ) -> None:
         self._client = client
         self.model = model
         self.budget_s = budget_s
         self._errors = errors
+        self._asking = asking or Asking()
         # A call over budget is abandoned, not awaited: it ends on its own at the client's timeout.
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="llm-classify")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClassifier:
-        from assist.ollama_client import build_client, call_errors
+        from assist.ollama_client import build_client, call_errors, model_facts
 
+        o = settings.ollama
         budget = settings.classifier.llm_timeout_s
+        host, model = o.host, o.classifier_model
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.
-        client = build_client(
-            settings.ollama.host, budget + 1.0, settings.ollama.connect_timeout_s, api_key=settings.ollama.api_key
-        )
-        return cls(client, settings.ollama.classifier_model, budget, call_errors())
+        client = build_client(host, budget + 1.0, o.connect_timeout_s, api_key=o.api_key)
+
+        def facts(within_s: float) -> ModelFacts:
+            return model_facts(host, model, within_s, o.connect_timeout_s, o.api_key)
+
+        asking = Asking(settings.classifier.llm_think, o.num_ctx_for(host, model), facts)
+        return cls(client, model, budget, call_errors(), asking)
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:
         deadline = time.monotonic() + self.budget_s
@@ -115,7 +144,7 @@ class LLMClassifier:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise LLMClassifierFailed(f"llm over its {self.budget_s:g} s budget")
-            future = self._pool.submit(self._chat, messages)
+            future = self._pool.submit(self._chat, messages, remaining)
             try:
                 reply = future.result(timeout=remaining)
             except concurrent.futures.TimeoutError:
@@ -129,6 +158,17 @@ class LLMClassifier:
             messages = [*messages, {"role": "assistant", "content": reply[:200]}, {"role": "user", "content": RETRY}]
         raise LLMClassifierFailed("llm gave no valid label in 2 replies")
 
-    def _chat(self, messages: list[dict[str, str]]) -> str:
-        reply = self._client.chat(model=self.model, messages=messages, stream=False, options={"temperature": 0})
-        return reply.message.content or ""
+    def _chat(self, messages: list[dict[str, str]], within_s: float) -> str:
+        asking = self._asking
+        facts = asking.facts(within_s / 2) if asking.facts else None
+        think = facts.think(asking.think) if facts else (False if asking.think == "false" else None)
+        num_ctx = facts.window(asking.num_ctx) if facts else asking.num_ctx
+        options = {
+            "temperature": 0,
+            "num_ctx": num_ctx,
+            "num_predict": NUM_PREDICT if not think else NUM_PREDICT_THINKING,
+        }
+        extra = {} if think is None else {"think": think}
+        messages = facts.soft_switch(asking.think, messages) if facts else messages
+        reply = self._client.chat(model=self.model, messages=messages, stream=False, options=options, **extra)
+        return strip_thinking(reply.message.content or "", stray=facts.stray_think if facts else True)

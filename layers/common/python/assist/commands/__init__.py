@@ -13,6 +13,7 @@ MODULES = [
     "export",
     "insights",
     "mcp",
+    "doctor",
 ]
 #: the entry-point group an installed distribution registers more subcommand modules under
 ENTRY_POINTS = "assist.commands"

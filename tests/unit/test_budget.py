@@ -1,0 +1,102 @@
+"""A prompt that fits its window, keeping what matters most (ADR 0079); counted here with the character rule,
+so the test needs no tokenizer file."""
+
+from __future__ import annotations
+
+from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, Window, fit
+from assist.contracts import Chunk, QueryType
+
+COUNT = TokenCounter("chars")  # ceil(chars / 1.8)
+
+
+def chunk(i: int, chars: int, doc: str = "d") -> Chunk:
+    return Chunk(
+        id=f"{doc}#s:{i}", doc_id=doc, title=f"T{i}", heading="H", text=f"passage {i} " + "x" * chars, score=1.0
+    )
+
+
+def window_for(limit: int) -> Window:
+    w = Window(num_ctx=limit, num_predict=0)
+    return Window(num_ctx=limit + (limit - w.limit()), num_predict=0)
+
+
+def test_the_limit_leaves_the_output_the_template_and_a_margin() -> None:
+    w = Window(8192, 1024)
+    assert w.limit() == 8192 - 1024 - 12 - 246
+
+
+def test_everything_fits_nothing_is_dropped() -> None:
+    m = Material(QueryType.RETRIEVAL, "Q?", passages=[chunk(1, 100), chunk(2, 100)])
+    p = fit(m, Window(8192, 1024), COUNT)
+
+    assert p.dropped == {}
+    assert [c.id for c in p.chunks] == ["d#s:1", "d#s:2"]
+    assert p.tokens == sum(COUNT.count(x["content"]) + PER_MESSAGE for x in p.messages)
+
+
+def test_passages_go_by_rank_then_the_documents_then_the_corpus_lines() -> None:
+    corpus = (
+        "<corpus>\nThe index holds 40 documents.\n" + "\n".join(f"- ADR.{i} a title" for i in range(40)) + "\n</corpus>"
+    )
+    m = Material(
+        QueryType.RETRIEVAL,
+        "List the ADRs?",
+        passages=[chunk(i, 400) for i in range(1, 4)],
+        documents=[chunk(i, 400, doc="adr") for i in range(1, 4)],
+        corpus=corpus,
+    )
+    p = fit(m, window_for(1600), COUNT)
+
+    assert [c.id for c in p.chunks if c.doc_id == "d"] == ["d#s:1", "d#s:2", "d#s:3"]  # every passage kept
+    assert 0 < p.dropped["document_chunks"] < 3
+    assert p.dropped["corpus_lines"] > 0
+    assert p.tokens <= p.window.limit()
+    body = p.messages[-1]["content"]
+    assert "more lines not shown" in body
+    assert body.count("</corpus>") == 1
+    assert next(c.id for c in p.chunks).startswith("adr#")  # documents first in the prompt's numbering
+
+
+def test_the_system_prompt_and_the_question_stay_whatever_else_goes() -> None:
+    m = Material(QueryType.RETRIEVAL, "What is the burst limit?", passages=[chunk(i, 3000) for i in range(5)])
+    p = fit(m, window_for(400), COUNT)
+
+    assert p.chunks == []
+    assert len(p.dropped["passages"]) == 5
+    assert p.messages[0]["role"] == "system"
+    assert p.messages[-1]["content"].endswith("Question: What is the burst limit?")
+
+
+def test_the_newest_turns_of_the_conversation_are_kept() -> None:
+    turns = []
+    for i in range(6):
+        turns += [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": f"answer {i} " + "y" * 600},
+        ]
+    p = fit(Material(QueryType.CONVERSATIONAL, "Shorter?", conversation=turns), window_for(900), COUNT)
+
+    kept = [x["content"][:8] for x in p.messages if x["role"] == "assistant"]
+    assert p.dropped["history_turns"] == 6 - len(kept) > 0
+    assert kept == [f"answer {i}" for i in range(6 - len(kept), 6)]
+    assert p.messages[-1] == {"role": "user", "content": "Shorter?"}
+
+
+def test_account_data_and_editor_content_get_the_rest_cut_with_a_marker() -> None:
+    data = "day,calls\n" + "\n".join(f"2026-01-{d:02d},{1000 + d}" for d in range(1, 29)) * 20
+    p = fit(Material(QueryType.PLATFORM, "How much?", extra_context=data), window_for(1200), COUNT)
+    code = fit(
+        Material(
+            QueryType.CODE_GENERATION, "Split it.", passages=[chunk(1, 200)], editor_content="def f(): pass\n" * 900
+        ),
+        window_for(1200),
+        COUNT,
+    )
+
+    assert 0 < p.dropped["extra_context_chars"] < len(data)
+    assert "more characters not shown: the prompt's token budget]" in p.messages[-1]["content"]
+    assert p.tokens <= p.window.limit()
+    assert code.chunks
+    assert code.dropped["editor_chars"] > 0
+    assert "passages" not in code.dropped
+    assert code.tokens <= code.window.limit()
