@@ -48,6 +48,8 @@ run: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	# the layer contract (pyproject.toml, ADR 0071), function-level imports included
+	$(BIN)/lint-imports --no-cache
 
 test: setup lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(SLOW_MARK) $(PYTEST_ARGS)

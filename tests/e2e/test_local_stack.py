@@ -74,7 +74,7 @@ def test_local_up_serves_asks_and_stops_cleanly(tmp_path, index):
         second = httpx.post(base + "/v1/ask", json={**q, "message": "and for quotas?"}, timeout=60).json()
         assert second["trace"]["history"] == [f'[RETRIEVAL] "{q["message"][:60]}"']
         assert httpx.post(base + "/v1/ask", content=b"{", timeout=10).status_code == 400
-        # hostile input (issue 19): refused with what is wrong before any execution, and the stack keeps serving
+        # hostile input (docs/api.md): refused with what is wrong before any execution, and the stack keeps serving
         deep = httpx.post(base + "/v1/ask", content=b'{"session_id":"e2e","zz":' + b"[" * 5000 + b"]" * 5000 + b"}")
         assert (deep.status_code, deep.json()["detail"]) == (400, "JSON nesting deeper than 32 levels")
         long = httpx.post(base + "/v1/ask", json={**q, "message": "é" * 100_000}, timeout=30)

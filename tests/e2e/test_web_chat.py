@@ -260,9 +260,9 @@ def test_a_new_visitor_asks_about_the_corpus_in_spanish_and_english_without_a_mo
     for title in titles:
         assert text.count(title) == 1, f"each title once: {title!r} in {text!r}"
     expect(answer.locator(".slot")).to_have_text("no model answered")
-    notice = answer.locator(".degraded li[data-code=llm_unavailable]")
-    expect(notice).to_contain_text("lists the documents from the index's own list of them (its manifest)")
-    expect(notice).not_to_contain_text("passages")
+    notice = answer.locator(".degraded li[data-code=llm_unavailable]")  # in the answer's language
+    expect(notice).to_contain_text("enumera los documentos a partir de la lista del propio índice (su manifiesto)")
+    expect(notice).not_to_contain_text("pasajes")
     page.evaluate("window.scrollTo(0, 0)")  # the question and the first lines of its answer
     page.screenshot(path=tmp_path / "chat-corpus.png")
     fits_narrow(page, tmp_path / "chat-corpus-360.png")
@@ -277,7 +277,7 @@ def test_a_new_visitor_asks_about_the_corpus_in_spanish_and_english_without_a_mo
     # a plain documentation question without a model quotes passages, and the notice says so
     passages = ask_and_wait(sync_api, page, "¿Dónde se guarda el índice?")
     assert passages.locator(".text").inner_text().startswith("El modelo de lenguaje no está disponible, así que estos")
-    expect(passages.locator(".degraded li")).to_contain_text("quotes the best documentation passages")
+    expect(passages.locator(".degraded li")).to_contain_text("cita los pasajes más relevantes de la documentación")
     assert reads == [], f"a new session needs no history request: {reads}"
     assert errors == [], errors
     refresh_docs_images(tmp_path, "chat-corpus.png", "chat-corpus-360.png")

@@ -208,7 +208,7 @@ def test_another_owners_session_is_not_found(llm_settings, session_id):
         engine.ask(AskRequest(session_id=session_id, message="let me in"), owner="mallory")
     assert len(turns(llm_settings, llm_settings.sessions.table, session_id)) == 1
     again = engine.ask(AskRequest(session_id=session_id, message="again"), owner="alice")
-    assert next(st for st in again.trace["stages"] if st["name"] == "persist")["turn"] == 2
+    assert next(st for st in again.trace.stages if st.name == "persist").turn == 2
 
 
 def test_sessions_are_private_to_their_owner_on_every_route(api, session_id):

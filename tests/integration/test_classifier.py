@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from assist.ask.build import build_cascade
 from assist.aws.clients import client
+from assist.classify.build import build_cascade
 from assist.classify.data import examples_digest, read_examples
 from assist.classify.evaluate import eval_routing
 from assist.classify.llm import RETRY
@@ -76,7 +76,7 @@ def test_retraining_from_the_seed_reproduces_the_shipped_model(embedder, tmp_pat
 
     model, metrics = train(read_examples(SEED), embedder, holdout=read_examples(HOLDOUT))
     shipped = json.loads(MODEL.read_text())
-    assert model.doc["training"]["data_sha256"] == shipped["training"]["data_sha256"]
+    assert model.artifact.training.data_sha256 == shipped["training"]["data_sha256"]
     assert model.temperature == pytest.approx(shipped["calibration"]["temperature"], abs=0.02)
     for key in ("accuracy", "coverage", "selective_accuracy"):
         assert metrics["holdout"][key] == pytest.approx(shipped["metrics"]["holdout"][key], abs=0.01), key

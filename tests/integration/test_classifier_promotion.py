@@ -14,13 +14,16 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from assist.ask.build import build_cascade, build_engine
+from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
+from assist.classify.artifact import Artifact
+from assist.classify.build import build_cascade
 from assist.classify.data import Example, read_examples
 from assist.classify.model import ClassifierModel
 from assist.classify.promote import promote
@@ -225,8 +228,9 @@ def damage(kind: str, registry: Registry, s3, model: ClassifierModel) -> str | N
         else:
             doc["classes"] = [c.lower() for c in doc["classes"]]
             doc["heads"] = [h.lower() for h in doc["heads"]]
-        registry.add(ClassifierModel(doc))
-        version = ClassifierModel(doc).version
+        broken = ClassifierModel(msgspec.convert(doc, Artifact))
+        registry.add(broken)
+        version = broken.version
     registry.make_current(version)
     return version
 
@@ -319,8 +323,8 @@ def test_training_reads_exported_labels_from_s3_and_leaves_out_the_embedding_lay
     assert all(r["message"] in texts and texts[r["message"]].weight == 0.5 for r in kept)
     assert not any(r["message"] in texts for r in own)
     model, _ = train(examples, embedder, folds=3, sources=sources)
-    assert model.doc["training"]["rows"] == len(seed) + len(kept)
-    assert model.doc["training"]["sources"][1]["skipped"] == skipped
+    assert model.artifact.training.rows == len(seed) + len(kept)
+    assert model.artifact.training.sources[1]["skipped"] == skipped
 
 
 def test_the_cli_trains_on_an_export_directory_promotes_lists_and_rolls_back(

@@ -9,13 +9,13 @@ import json
 import httpx
 import pytest
 
-from assist.api.functions import retrieve_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.index import manifest
 from assist.index.store import connect
 from assist.serverless import tasks
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
+from assist.serverless.routes import retrieve_app
 from assist.settings import Settings
 from assist.sources.sync import ingest
 from tests.integration.conftest import answered

@@ -1,4 +1,4 @@
-"""A question in another language than the index (issue 15, item 7): with an LLM configured, the
+"""A question in another language than the index (ADR 0038): with an LLM configured, the
 full-text side searches its translation; without one, the question is searched as asked. Through the
 real engine, the docs index and the Ollama test server (which records what it was asked)."""
 
@@ -35,9 +35,9 @@ def test_a_spanish_question_searches_an_english_translation_on_the_full_text_sid
     asked = ollama.calls("/api/chat", model="light-model:0.5b")[0].body["messages"]
     assert asked[0]["content"] == TRANSLATE_PROMPT.format(language="English")
     assert asked[-1]["content"] == QUESTION
-    translate = next(st for st in answer.trace["stages"] if st["name"] == "translate")
-    assert translate["from"] == "es"
-    assert translate["query"] == TRANSLATION
+    translate = next(st for st in answer.trace.stages if st.name == "translate")
+    assert translate.source_language == "es"
+    assert translate.query == TRANSLATION
     assert answer.route.lexical_query == TRANSLATION
     assert answer.route.retrieval_query == QUESTION  # what was asked stays on the route
     assert "OLLAMA_MODEL_NAME_CONVERSATIONAL" in " ".join(c.text for c in answer_chunks(answer, s))
@@ -51,5 +51,5 @@ def answer_chunks(answer, settings):
 
 def test_without_a_model_the_question_is_searched_as_asked(docs_index, session_id):
     answer = ask(docs_index, session_id)
-    assert "translate" not in [st["name"] for st in answer.trace["stages"]]
+    assert "translate" not in [st.name for st in answer.trace.stages]
     assert answer.route.lexical_query is None

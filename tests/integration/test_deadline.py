@@ -1,4 +1,4 @@
-"""One deadline per request (DESIGN.md §2d): the state machine's timeouts fit under API Gateway's 30 s, and a
+"""One deadline per request (ADR 0051): the state machine's timeouts fit under API Gateway's 30 s, and a
 model that does not answer in time gives way to an extractive answer within the budget — one turn stored,
 one execution started."""
 

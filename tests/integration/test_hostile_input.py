@@ -25,7 +25,7 @@ from litestar.routes import ASGIRoute, HTTPRoute
 
 from assist.api.app import create_app
 from assist.api.body_limits import MAX_JSON_DEPTH
-from assist.api.functions import classify_app, export_app, retrieve_app
+from assist.serverless.routes import classify_app, export_app, retrieve_app
 from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
 

@@ -1,5 +1,5 @@
 """The insights page through the real parts: turns asked through the engine and the API (moto DynamoDB over
-HTTP, the real MiniLM embedder for the gap topics), read back with paginated index queries (issue 17)."""
+HTTP, the real MiniLM embedder for the gap topics), read back with paginated index queries (docs/insights.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from assist.contracts import AskRequest, FeedbackRequest, QueryType
 from assist.insights.gather import gather
 from assist.memory.backends import open_store
 from assist.settings import Settings
-from assist_dev.bench.export import populate
+from assist_dev.local.seed import populate
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration
@@ -39,9 +39,11 @@ def env(docs_index: Settings):
     engine = build_engine(s, ddb)
     for i, q in enumerate(GAPS):  # the docs say nothing of these (the retriever may still be confident): 👎
         engine.ask(AskRequest(session_id=f"gap-{i}", message=q), owner="u")
-        engine.feedback(f"gap-{i}", "u", 1, FeedbackRequest(rating="down"))
+        engine.sessions.feedback(f"gap-{i}", "u", 1, FeedbackRequest(rating="down"))
     engine.ask(AskRequest(session_id="ok", message="How is the engine configured?"), owner="u")
-    engine.feedback("ok", "u", 1, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="call 600 123 456"))
+    engine.sessions.feedback(
+        "ok", "u", 1, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="call 600 123 456")
+    )
     return s, engine
 
 

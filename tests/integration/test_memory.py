@@ -1,6 +1,8 @@
-"""Conversational memory (seed 003) through the real pipeline, with a counter on the retriever."""
+"""Conversational memory (docs/answering.md) through the real pipeline, with a counter on the retriever."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
@@ -40,7 +42,7 @@ def engine_and_counter(docs_index: Settings, ollama):
     )
     engine = build_engine(s, client("dynamodb", s))
     counter = Counting(s)
-    engine._retriever = counter
+    engine.parts = replace(engine.parts, retriever=counter)
     return engine, counter
 
 
@@ -89,7 +91,7 @@ def test_referential_follow_up_is_rewritten_by_the_llm(engine_and_counter, ollam
     rewrite_call = ollama.calls("/api/chat", model="light-model:0.5b")[0]
     prompt = rewrite_call.body["messages"][-1]["content"]
     assert '[RETRIEVAL] "How do I configure the light model slot?"' in prompt
-    assert [s["name"] for s in second.trace["stages"]][:4] == ["history", "classify", "rewrite", "retrieve"]
+    assert [s.name for s in second.trace.stages][:4] == ["history", "classify", "rewrite", "retrieve"]
 
 
 def test_referential_follow_up_without_a_model_borrows_the_history_topic(docs_index: Settings, session_id):

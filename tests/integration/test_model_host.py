@@ -18,7 +18,7 @@ from assist.answer.llm import ModelSlots
 from assist.answer.phrases import phrase
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.contracts import AskRequest, QueryType
+from assist.contracts import AskRequest, Layer, QueryType
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import ModelSpec, OllamaTestServer
 from tests.integration.conftest import answered, served
@@ -40,9 +40,9 @@ def on(settings: Settings, srv: OllamaTestServer, ollama: dict | None = None, **
     return settings.with_(ollama=slots | (ollama or {}), **sections)
 
 
-def generate_stage(answer) -> dict:
-    stages = answer.trace["stages"] if hasattr(answer, "trace") else answer["trace"]["stages"]
-    return next(s for s in stages if s["name"] == "generate")
+def generate_stage(body: dict) -> dict:
+    """The generate stage of an answer's trace, as the wire has it."""
+    return next(s for s in body["trace"]["stages"] if s["name"] == "generate")
 
 
 def test_the_classifier_and_the_rewrite_stay_within_budget_against_a_model_that_thinks_for_3_s(
@@ -59,10 +59,10 @@ def test_the_classifier_and_the_rewrite_stay_within_budget_against_a_model_that_
     second = engine.ask(AskRequest(session_id=session_id, message="and how do I do that on another host?"))
     took = time.perf_counter() - started
 
-    stages = {st["name"]: st for st in second.trace["stages"]}
-    assert (second.route.layer, stages["rewrite"]["by"]) == ("llm", "llm")
-    assert stages["classify"]["ms"] < 1000 * s.classifier.llm_timeout_s
-    assert stages["rewrite"]["ms"] < 1000 * s.classifier.llm_timeout_s
+    stages = {st.name: st for st in second.trace.stages}
+    assert (second.route.layer, stages["rewrite"].by) == (Layer.LLM, "llm")
+    assert stages["classify"].ms < 1000 * s.classifier.llm_timeout_s
+    assert stages["rewrite"].ms < 1000 * s.classifier.llm_timeout_s
     assert took < 3.0  # not one call thought
     assert [e.thinking for e in host.evaluations] == [False] * len(host.evaluations)
     assert all(c.body["think"] is False for c in host.calls("/api/chat"))

@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration
 DATA = ROOT / "data/retrieval"
-# measured 0.80 when the set was written over 182 sections (ADR 0020); 0.74 over the 278 of issue 15's docs, with
+# measured 0.80 when the set was written over 182 sections (ADR 0020); 0.74 over 278 sections of a later docs/, with
 # one fusion for every query kind (ADR 0039: rrf 0.69 there); a drop below this is a regression
 FLOOR = 0.72
 

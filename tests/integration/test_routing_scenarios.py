@@ -150,7 +150,7 @@ def test_the_llm_layer_sees_the_intent_history_and_never_raw_messages(settings, 
     assert "<message>\nand in Go?\n</message>" in prompt
 
 
-# Issue 16: questions about the corpus itself stay RETRIEVAL, decided by the shipped model's content layer; the
+# ADR 0042: questions about the corpus itself stay RETRIEVAL, decided by the shipped model's content layer; the
 # conversation and account questions worded like them keep their types. None of these messages is a seed row.
 CORPUS_AND_LOOKALIKES = [
     ("List all principles", "RETRIEVAL"),

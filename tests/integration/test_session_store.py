@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from assist.aws.clients import client
-from assist.contracts import IntentEntry, QueryType
+from assist.contracts import Feedback, IntentEntry, QueryType
 from assist.memory.backends import open_store
 from assist.memory.dynamodb import DynamoDBStore
 from assist.memory.sqlite import SQLiteStore
@@ -47,8 +47,10 @@ def test_a_retried_write_of_the_same_turn_is_not_duplicated(store, session_id):
     with pytest.raises(TurnConflict):
         store.append_turn(turn(session_id, n, "req-2", "other"))
     turns, intents = store.transcript(session_id, "me")
-    assert [(t["turn"], t["request_id"], t["message"]) for t in turns] == [(1, "req-1", "hello")]
-    assert [(i["turn"], i["request_id"]) for i in intents] == [(1, "req-1")]
+    assert [(t.turn, t.message) for t in turns] == [(1, "hello")]
+    assert [i.turn for i in intents] == [1]
+    assert [(i["turn"], i["request_id"]) for i in store.messages(session_id)] == [(1, "req-1")]
+    assert [(i["turn"], i["request_id"]) for i in store.intents(session_id)] == [(1, "req-1")]
 
 
 def test_concurrent_turns_get_distinct_numbers_and_are_all_written_to_both_tables(store, session_id):
@@ -61,9 +63,9 @@ def test_concurrent_turns_get_distinct_numbers_and_are_all_written_to_both_table
         numbers = list(pool.map(one, range(16)))
     assert sorted(numbers) == list(range(1, 17))
     turns, intents = store.transcript(session_id, "me")
-    assert [int(t["turn"]) for t in turns] == list(range(1, 17))  # oldest first
-    assert sorted(t["message"] for t in turns) == sorted(f"question {i}" for i in range(16))
-    assert [int(i["turn"]) for i in intents] == list(range(1, 17))
+    assert [t.turn for t in turns] == list(range(1, 17))  # oldest first
+    assert sorted(t.message for t in turns) == sorted(f"question {i}" for i in range(16))
+    assert [i.turn for i in intents] == list(range(1, 17))
 
 
 def test_another_owners_session_is_not_found_on_every_read_and_write(store, session_id):
@@ -85,26 +87,27 @@ def test_feedback_on_a_turn_replaces_the_earlier_one_for_its_owner_only(store, s
     n = store.begin_turn(session_id, "me")
     store.append_turn(turn(session_id, n, "req-1"))
     down = {"rating": "down", "type": "CODE_GENERATION", "at": "2026-11-23T10:00:00.000+00:00"}
-    up = {"rating": "up", "at": "2026-11-23T10:05:00.000+00:00"}
+    up = {"rating": "up", "at": "2026-11-23T10:05:00.000+00:00", "type": None}
     store.set_feedback(session_id, "me", n, down)
     store.set_feedback(session_id, "me", n, up)
-    turns, intents = store.transcript(session_id, "me")
-    assert turns[0]["feedback"] == up
+    turns, _ = store.transcript(session_id, "me")
+    assert turns[0].feedback == Feedback(rating="up", at=up["at"], type=None)
+    intents = store.intents(session_id)
     assert intents[0]["feedback"] == up  # both items, whole: the later write replaced the earlier
     assert intents[0]["export_key"].startswith("2026-11-23T10:05")  # the next export carries it again
     with pytest.raises(SessionNotFound):
         store.set_feedback(session_id, "someone-else", n, down)
     with pytest.raises(TurnNotFound):
         store.set_feedback(session_id, "me", n + 1, down)
-    assert store.transcript(session_id, "me")[0][0]["feedback"] == up
+    assert store.transcript(session_id, "me")[0][0].feedback.rating == "up"
 
 
 def test_recent_is_the_last_turns_oldest_first_with_their_intent_entries(store, session_id):
     for i in range(5):
         store.append_turn(turn(session_id, store.begin_turn(session_id, "me"), f"r{i}", f"q{i}"))
     recent = store.recent(session_id, "me", limit=3)
-    assert [r["message"] for r in recent] == ["q2", "q3", "q4"]
-    assert {r["type"] for r in recent} == {"RETRIEVAL"}
+    assert [r.message for r in recent] == ["q2", "q3", "q4"]
+    assert {r.type for r in recent} == {QueryType.RETRIEVAL}
     assert store.recent("nothing-yet-" + session_id, "me") == []
 
 
@@ -153,10 +156,11 @@ def test_the_file_store_keeps_its_guarantees_across_processes(tmp_path: Path):
         subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), f"p{p}", "15"]) for p in range(3)
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
-    turns, intents = SQLiteStore(path).transcript("shared", "me")
-    assert [t["turn"] for t in turns] == list(range(1, 46))
-    assert len({t["request_id"] for t in turns}) == 45
-    assert [i["turn"] for i in intents] == list(range(1, 46))
+    store = SQLiteStore(path)
+    turns, intents = store.transcript("shared", "me")
+    assert [t.turn for t in turns] == list(range(1, 46))
+    assert len({i["request_id"] for i in store.messages("shared", limit=100)}) == 45
+    assert [i.turn for i in intents] == list(range(1, 46))
 
 
 def test_the_sessions_bench_times_both_stores_side_by_side(base_settings):

@@ -9,9 +9,10 @@ import anyio
 import pytest
 from mcp import Client
 
+from assist.answer.corpus import section
 from assist.api.mcp_server import build_server
 from assist.ask.build import build_engine, lazy_corpus, lazy_retriever
-from assist.retrieve.corpus import recognize, section
+from assist.retrieve.corpus import recognize
 
 pytestmark = pytest.mark.integration
 
@@ -68,7 +69,7 @@ def test_a_key_a_few_documents_share_names_the_same_first_document_everywhere(sh
     assert match is not None
     assert match.kind == "document"
     assert match.documents[0] == top.doc_id
-    lines = section(match, corpus).splitlines()
+    lines = section(match, corpus.by_id).splitlines()
     assert corpus.by_id[top.doc_id].title in lines[2]  # the first entry after the header facts
 
     (doc,) = mcp_documents(shared_index, ["ADR-8"])

@@ -146,7 +146,7 @@ def test_the_label_weight_reaches_the_fit():
     assert light < 0.5 < heavy
 
 
-# -- labels people gave through feedback (issue 17) -------------------------------------------
+# -- labels people gave through feedback (ADR 0045) -------------------------------------------
 def user_record(n: int, message: str, label: str, routed: str, layer: str, revision: int = 1) -> dict:
     fb = {"rating": "down", "type": label, "at": "2026-04-10T09:13:00.000+00:00"}
     return record(n, message, label, layer, label_source="user", routed_type=routed, revision=revision, feedback=fb)

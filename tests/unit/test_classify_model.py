@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
+from assist.classify.artifact import Guard
 from assist.classify.data import Example
 from assist.classify.features import Block, char_terms, normalise, terms
 from assist.classify.model import (
@@ -22,6 +26,7 @@ from assist.classify.model import (
 )
 from assist.classify.train import fit_guard, head_label, history_prior, train
 from assist.embed.base import EmbedderMismatch
+from assist.settings import DEFAULT_CLASSIFIER_MODEL
 
 
 class HashEmbedder:
@@ -124,6 +129,19 @@ def test_a_wrong_file_is_refused_with_a_clear_error(tmp_path):
     (tmp_path / "bin").write_bytes(b"\x80\x04K\x01.")
     with pytest.raises(ModelError, match="not JSON"):
         ClassifierModel.load(str(tmp_path / "bin"))
+
+
+def test_the_shipped_artifact_reads_into_its_struct_and_writes_back_byte_for_byte(tmp_path):
+    shipped = Path(DEFAULT_CLASSIFIER_MODEL).read_bytes()
+    model = ClassifierModel.load(DEFAULT_CLASSIFIER_MODEL)
+    assert model.to_bytes() == shipped
+    # the version a registry names it by is the hash it always had
+    assert model.version == hashlib.sha256(json.dumps(json.loads(shipped), sort_keys=True).encode()).hexdigest()[:12]
+    doc = json.loads(shipped)
+    doc["embedder"]["dim"] = "384"
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelError, match=r"incomplete assist\.classifier/1 artifact .*\$\.embedder\.dim"):
+        ClassifierModel.load(str(tmp_path / "m.json"))
 
 
 def test_a_model_trained_with_another_embedder_is_refused(generic_model):
@@ -269,9 +287,10 @@ def test_a_message_below_the_guard_threshold_is_novel_whatever_its_probability(g
 
 
 def test_an_artifact_without_a_guard_still_loads_and_never_calls_a_message_novel(generic_model):
-    doc = {k: v for k, v in generic_model.doc.items() if k != "guard"}
-    model = ClassifierModel(doc)
+    model = ClassifierModel(msgspec.structs.replace(generic_model.artifact, guard=msgspec.UNSET))
     pred = model.predict(HashEmbedder().embed(["any news on storm"])[0], "any news on storm")
     assert (model.guard_threshold, pred.similarity, pred.novel) == (None, None, False)
     with pytest.raises(ModelError, match="guard centroids"):
-        ClassifierModel({**generic_model.doc, "guard": {"threshold": 0.1, "centroids": [[0.0] * 4]}})
+        ClassifierModel(
+            msgspec.structs.replace(generic_model.artifact, guard=Guard(threshold=0.1, centroids=[[0.0] * 4]))
+        )

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from assist.answer.corpus import extractive, section
 from assist.answer.phrases import language
 from assist.index.chunking import iter_documents, parse_document
-from assist.index.manifest import Entry, entry_for
-from assist.retrieve.corpus import Corpus, extractive, line, name, recognize, section
+from assist.index.manifest import Entry, entry_for, line, name
+from assist.retrieve.corpus import Corpus, recognize
 from tests.support import adr_corpus
 
 BUDGET = 12_000
@@ -66,10 +67,10 @@ def test_count_list_and_existence_questions_get_every_matching_entry(corpus, que
 def test_a_missing_id_is_an_existence_question_that_says_so(corpus):
     m = ask(corpus, "Does ADR.0050 exist?")
     assert (m.kind, m.missing, m.documents) == ("existence", ["adr-50"], [])
-    text = section(m, corpus)
+    text = section(m, corpus.by_id)
     assert "No document has the identifier ADR-50." in text
     assert all(adr_corpus.adr_title(k) in text for k in adr_corpus.ADR_NUMBERS)
-    assert "No document with the identifier ADR-50 exists" in extractive(m, corpus)
+    assert "No document with the identifier ADR-50 exists" in extractive(m, corpus.by_id)
     assert ask(corpus, "Tell me about ADR.0050").missing == ["adr-50"]
 
 
@@ -105,7 +106,7 @@ def test_who_approved_brings_the_approval_record_after_the_decision(corpus):
         "What is http2?",
         "How does the engine route a question?",
         "list the options",
-        # seed 004's content questions: they name a type but ask about content, not what exists
+        # content questions (ADR 0042): they name a type but ask about content, not what exists
         "Which ADR chose the authentication standard? Answer with the ADR id only.",
         "What principle addresses data reliability?",
         "How do the architecture decisions support governance?",
@@ -126,19 +127,19 @@ def test_a_listing_is_cut_to_the_budget_but_counts_everything(corpus):
     m = recognize("List all principles", lambda: corpus, 500)
     assert m.matched == 31
     assert 0 < len(m.entries) < 31
-    assert f"(Only the first {len(m.entries)} are listed here.)" in section(m, corpus)
+    assert f"(Only the first {len(m.entries)} are listed here.)" in section(m, corpus.by_id)
 
 
 def test_extractive_count_and_list_come_from_the_manifest(corpus):
-    count = extractive(ask(corpus, "How many ADRs are there?"), corpus)
+    count = extractive(ask(corpus, "How many ADRs are there?"), corpus.by_id)
     assert "There are 18 ADR documents" in count
     assert "manifest" in count
-    listing = extractive(ask(corpus, "List all principles"), corpus)
+    listing = extractive(ask(corpus, "List all principles"), corpus.by_id)
     assert all(adr_corpus.principle_title(n) in listing for n in adr_corpus.PRINCIPLE_NUMBERS)
 
 
 def test_a_listing_names_each_document_once_with_its_status(corpus):
-    listing = extractive(ask(corpus, "How many ADRs are there?"), corpus).splitlines()
+    listing = extractive(ask(corpus, "How many ADRs are there?"), corpus.by_id).splitlines()
     items = [x for x in listing if x.startswith("- ")]
     assert len(items) == 18
     assert "- ADR.12 — Use sign convention for current (accepted)" in items  # label and title, each once
@@ -163,7 +164,7 @@ def test_a_label_the_title_already_says_is_not_repeated():
 
 def test_a_listing_cut_to_the_budget_says_so(corpus):
     m = recognize("List all principles", lambda: corpus, 500)
-    listing = extractive(m, corpus)
+    listing = extractive(m, corpus.by_id)
     assert "The index has these 31 principle documents:" in listing
     assert listing.endswith(f"(Only the first {len(m.entries)} are listed here.)")
 
@@ -180,7 +181,7 @@ def test_a_listing_cut_to_the_budget_says_so(corpus):
     ],
 )
 def test_the_manifest_answer_speaks_the_questions_language(corpus, question, head):
-    answer = extractive(ask(corpus, question), corpus, language(question))
+    answer = extractive(ask(corpus, question), corpus.by_id, language(question))
     note, body = answer.split("\n\n", 1)
     assert body.splitlines()[0] == head
     spanish = question.startswith("¿") or question.startswith("Lista")

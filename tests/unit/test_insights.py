@@ -1,4 +1,4 @@
-"""The insights page's pure parts: k-means on unit vectors, cluster labels, the page's HTML (issue 17)."""
+"""The insights page's pure parts: k-means on unit vectors, cluster labels, the page's HTML (docs/insights.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What each type's prompt must contain (issue 5): sources and citations, editor code, memory, account data."""
+"""What each type's prompt must contain (docs/answering.md): sources and citations, editor code, memory,
+account data."""
 
 from assist.answer.marker import MARKER
 from assist.answer.prompts import build_messages

@@ -1,10 +1,11 @@
-"""Query analysis (seed 002's kinds plus code symbols), including the peer audit's apostrophe case."""
+"""Query analysis (docs/retrieval.md's kinds plus code symbols), including the apostrophe case found in review."""
 
 from __future__ import annotations
 
 import pytest
 
-from assist.retrieve.analysis import QueryKind, analyze, words
+from assist.contracts import QueryKind
+from assist.retrieve.analysis import analyze, words
 
 
 @pytest.mark.parametrize(

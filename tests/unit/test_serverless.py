@@ -178,7 +178,7 @@ def test_bench_commands_join_an_existing_bench_group_or_create_one():
 
 
 def test_each_function_extra_pulls_in_only_what_it_uses():
-    from assist.serverless.footprint import closure, project_requirements
+    from assist_dev.bench.footprint import closure, project_requirements
 
     def names(extra: str) -> set[str]:
         return set(closure(project_requirements([extra]))[0])

@@ -7,7 +7,7 @@ import pytest
 
 from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.answer.phrases import PHRASES
-from assist.contracts import Chunk, RetrievalResult
+from assist.contracts import Chunk, Confidence, RetrievalResult, UncertainReason
 from assist.retrieve.verdict import Weights, absence, content_words, coverage, judge, names, terms
 from assist.retrieve.verdict_fit import Evidence, Targets, fit, flagged
 
@@ -21,7 +21,10 @@ def chunk(
 
 
 def result(
-    chunks: list[Chunk], similarity: float | None = 0.5, centrality: float | None = 0.2, confidence: str = "high"
+    chunks: list[Chunk],
+    similarity: float | None = 0.5,
+    centrality: float | None = 0.2,
+    confidence: Confidence = Confidence.HIGH,
 ):
     return RetrievalResult(chunks=chunks, confidence=confidence, similarity=similarity, centrality=centrality)
 
@@ -34,10 +37,10 @@ def test_coverage_counts_content_words_by_their_stem():
 
 
 def test_no_passage_and_loose_phases_are_uncertain_with_their_reason():
-    assert judge("q", result([]), WEIGHTS).reason == "no_relevant_passage"
-    loose = judge("q", result([chunk("x")], confidence="speculative"), WEIGHTS)
+    assert judge("q", result([]), WEIGHTS).reason is UncertainReason.NO_RELEVANT_PASSAGE
+    loose = judge("q", result([chunk("x")], confidence=Confidence.SPECULATIVE), WEIGHTS)
     assert loose.uncertain
-    assert loose.reason == "low_retrieval_confidence"
+    assert loose.reason is UncertainReason.LOW_RETRIEVAL_CONFIDENCE
 
 
 def test_the_weighted_sum_decides_out_of_scope():
@@ -47,10 +50,10 @@ def test_the_weighted_sum_decides_out_of_scope():
     assert near.score == 0.3 + 0.1 + 0.3 * 1.0
     far = judge("lemon cake recipe", result([chunk("the engine is configured")], 0.2, 0.0), WEIGHTS)
     assert far.uncertain
-    assert far.reason == "out_of_scope"
+    assert far.reason is UncertainReason.OUT_OF_SCOPE
     assert far.coverage == 0.0
-    assert far.detail()["reason"] == "out_of_scope"
-    assert far.detail()["score"] == 0.2
+    assert far.detail().reason is UncertainReason.OUT_OF_SCOPE
+    assert far.detail().score == 0.2
 
 
 def test_named_documents_untranslated_questions_and_missing_vectors_are_not_called_out_of_scope():
@@ -117,7 +120,7 @@ def test_absent_terms_lower_the_score_only_when_weighted():
     v = judge(q, r, weighted, vocabulary=lambda ts, typos=0: {"terraform"} & set(ts))
     assert v.uncertain
     assert v.unknown == ("terraform",)
-    assert v.detail()["unknown"] == ["terraform"]
+    assert v.detail().unknown == ["terraform"]
     assert v.score == pytest.approx(plain.score - 0.5 * v.absent - 0.3)
 
 

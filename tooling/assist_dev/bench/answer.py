@@ -17,9 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.ask.build import build_engine
+from assist.aws.clients import client
 from assist.settings import Settings
 from assist.stats import percentile
 from assist_dev.bench.harness import local_parts, ollama_double
+from assist_dev.local.ports import free_port
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -48,6 +51,7 @@ REPLY = " ".join(["token"] * 20)
 
 
 def run(settings: Settings, rounds: int = 10, token_delay_ms: float = 10.0) -> dict[str, Any]:
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -127,9 +131,8 @@ def _ask(http: Any, session: str, message: str) -> dict[str, Any]:
 def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) -> Iterator[tuple[str, Engine]]:
     """The API (uvicorn in a thread) over the local parts, its model the Ollama double answering `reply`
     with `token_delay_ms` per token; yields its base URL and its engine (warm)."""
+    # deferred, ADR 0071: anyio (not in every image), litestar 0.16 s
     from assist.api.app import create_app
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
 
     with (
         local_parts(settings, Path(".assist/bench/docs-index")) as s,
@@ -148,9 +151,8 @@ def served_api(settings: Settings, token_delay_ms: float, reply: str = REPLY) ->
 
 
 def serve_in_thread(app: Any) -> tuple[str, Any]:
+    # deferred, ADR 0071: uvicorn 0.05 s
     import uvicorn
-
-    from assist_dev.local.ports import free_port
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

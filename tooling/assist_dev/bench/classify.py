@@ -1,7 +1,7 @@
 """`assist bench classify`: warm latency per layer, and the classify path's cold start in a fresh process.
 
 Every figure is printed beside its budget as a ratio (< 1 is within budget): the seeds' 5 ms
-regex classification budget (seed 002's latency table) and issue 3's budgets.
+regex classification budget and the routing layers' budgets (docs/routing.md).
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from assist.classify.build import embedding_layer, llm_layer
+from assist.classify.cascade import Cascade
 from assist.classify.evaluate import history_of
 from assist.classify.rules import platform_prefix
+from assist.embed.build import lazy_embedder
 from assist.stats import percentile
 
 if TYPE_CHECKING:
@@ -31,7 +34,7 @@ PREFIXED = [
 COLD = """
 import json, sys, time
 t0 = time.perf_counter()
-from assist.ask.build import build_cascade
+from assist.classify.build import build_cascade
 from assist.logs import configure
 from assist.settings import Settings
 t1 = time.perf_counter()
@@ -58,9 +61,6 @@ def _timed(fn, *args) -> tuple[Any, float]:
 
 
 def warm(settings: Settings, examples: list[Example], repeats: int = 200, llm_samples: int = 20) -> dict[str, Any]:
-    from assist.ask.build import embedding_layer, lazy_embedder, llm_layer
-    from assist.classify.cascade import Cascade
-
     embedder = lazy_embedder(settings)
     emb, llm = embedding_layer(settings, embedder), llm_layer(settings)
     cascade = Cascade(settings, embedding=emb, llm=llm)

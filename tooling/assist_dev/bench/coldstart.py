@@ -21,6 +21,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import assist
+from assist.errors import AssistError
+from assist.serverless.definition import ROOT
+from assist.serverless.lambda_entry import LambdaFunction
+from assist_dev.bench.footprint import dir_size_mb, extra_size_mb
+from assist_dev.bench.harness import local_parts
+
 if TYPE_CHECKING:
     from assist.settings import Settings
 
@@ -40,8 +47,6 @@ def child() -> None:
 
 
 def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str, Any]:
-    from assist.errors import AssistError
-
     argv = [sys.executable, "-m", "assist_dev.bench.coldstart"] if job else [sys.executable, "-c", "pass"]
     t0 = time.perf_counter()
     proc = subprocess.run(
@@ -56,8 +61,6 @@ def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str
 
 def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
     """Per function, `runs` payloads as the state machine would pass them (fresh sessions: no shared turns)."""
-    from assist.serverless.lambda_entry import LambdaFunction
-
     classify, retrieve = LambdaFunction("classify", settings), LambdaFunction("retrieve", settings)
     question = "How does the engine decide that a message is about billing?"
     asks = [{"session_id": f"coldstart-{uuid.uuid4().hex[:12]}", "message": question} for _ in range(3 * runs)]
@@ -73,11 +76,6 @@ def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
 
 def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
     """Median over `runs` fresh processes per function, against the budgets (import + first call)."""
-    import assist
-    from assist.serverless.definition import ROOT
-    from assist.serverless.footprint import dir_size_mb, extra_size_mb
-    from assist_dev.bench.harness import local_parts
-
     library = Path(assist.__file__).resolve().parents[1]
     # a throw-away index of `docs`, and no Ollama (a first call measures start-up, not generation)
     with local_parts(settings, docs=docs) as parts:

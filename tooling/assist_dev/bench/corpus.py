@@ -16,7 +16,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from assist.answer.corpus import section
+from assist.ask.build import lazy_corpus, lazy_retriever
+from assist.embed import build_embedder
+from assist.index.chunking import iter_documents, parse_document
+from assist.index.manifest import entry_for, line
+from assist.retrieve.beir import read_queries
+from assist.retrieve.corpus import Corpus, recognize
+from assist.retrieve.documents import whole_document
 from assist.settings import Settings
+from assist.sources.sync import ingest
 from assist.stats import percentile
 from assist_dev.bench.harness import REPO
 
@@ -51,12 +62,6 @@ def synthetic(root: Path, n: int) -> Path:
 
 
 def size(root: Path, budget_chars: int) -> dict[str, Any]:
-    import msgspec
-
-    from assist.index.chunking import iter_documents, parse_document
-    from assist.index.manifest import entry_for
-    from assist.retrieve.corpus import Corpus, line
-
     base = str(root)
     entries = [
         entry_for(parse_document(d, p.read_text(encoding="utf-8", errors="replace"), str(p)), base)
@@ -83,11 +88,6 @@ def size(root: Path, budget_chars: int) -> dict[str, Any]:
 
 
 def latency(settings: Settings, rounds: int) -> dict[str, Any]:
-    from assist.ask.build import lazy_corpus, lazy_retriever
-    from assist.retrieve.beir import read_queries
-    from assist.retrieve.corpus import recognize, section
-    from assist.retrieve.documents import whole_document
-
     retriever = lazy_retriever(settings)()
     start = time.perf_counter()
     corpus = lazy_corpus(settings)()
@@ -113,7 +113,7 @@ def latency(settings: Settings, rounds: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             m = recognize(q, lambda: corpus, budget)
             if m is not None:
-                section(m, corpus)
+                section(m, corpus.by_id)
                 left = settings.retrieve.document_chars
                 for d in m.documents:
                     left -= sum(len(c.text) for c in whole_document(corpus.table, d, max(left, 1)))
@@ -138,9 +138,6 @@ def latency(settings: Settings, rounds: int) -> dict[str, Any]:
 
 
 def run(settings: Settings, rounds: int = 3, documents: int = 1000, index_dir: str | None = None) -> dict[str, Any]:
-    from assist.embed import build_embedder
-    from assist.sources.sync import ingest
-
     docs = REPO / "docs"
     with tempfile.TemporaryDirectory(prefix="assist-bench-corpus-") as tmp:
         s = settings.with_(index={"uri": index_dir or str(Path(tmp) / "index")})

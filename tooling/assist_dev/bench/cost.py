@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
+from assist.ask.build import build_engine
+from assist.contracts import AskRequest, TurnState
+from assist.serverless import tasks
 from assist.settings import Settings
+from assist_dev.rehearsal.template import Stack, expand
 
 PRICES = {
     "lambda_gb_s_x86": 0.0000166667,  # $ per GB-second
@@ -49,8 +55,6 @@ SEARCHES = {"RETRIEVAL", "CODE_GENERATION"}  # the state machine's RouteByType: 
 
 def memory_sizes() -> dict[str, int]:
     """MB per function, from template.yaml as CloudFormation will see it."""
-    from assist_dev.rehearsal.template import Stack, expand
-
     cfn = expand(parameters={"OllamaHost": "http://o", "JwtIssuer": "https://i", "JwtAudience": "a"})
     functions = Stack(cfn, "cost", {}, secrets=lambda ref: "").functions()
     return {logical: f.memory_mb for logical, f in functions.items()}
@@ -58,12 +62,6 @@ def memory_sizes() -> dict[str, int]:
 
 def measure(settings: Settings, rounds: int) -> dict[str, dict[str, float]]:
     """Median ms of each task per type: Classify, Retrieve (searching types), Answer (without the model)."""
-    import msgspec
-
-    from assist.ask.build import build_engine
-    from assist.contracts import AskRequest, TurnState
-    from assist.serverless import tasks
-
     with tempfile.TemporaryDirectory() as tmp:
         s = settings.with_(sessions={"store": "file", "store_file": str(Path(tmp) / "s.sqlite3")})
         engine = build_engine(s)

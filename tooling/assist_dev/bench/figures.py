@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assist.commands.common import emit
+
 
 @dataclass(frozen=True)
 class Table:
@@ -55,8 +57,6 @@ def ratio(value: float | None, baseline: float | None, digits: int = 2) -> float
 
 def show(result: dict[str, Any], as_json: bool, table: Callable[[dict[str, Any]], Table]) -> None:
     if as_json:
-        from assist.commands.common import emit
-
         emit(result)
         return
     sys.stdout.write(render(table(result)))

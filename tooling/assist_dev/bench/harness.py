@@ -13,6 +13,7 @@ from typing import Any
 from assist.aws.resources import TEMPLATE
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.stack import MotoServer, local_settings, prepare
 
 REPO = TEMPLATE.parent
 
@@ -21,8 +22,6 @@ REPO = TEMPLATE.parent
 def local_parts(settings: Settings, index_dir: Path | None = None, docs: Path = REPO / "docs") -> Iterator[Settings]:
     """A moto server, the tables and bucket, and an index of docs/: cached and incremental in
     `index_dir`, or without one a throw-away index removed on exit."""
-    from assist_dev.local.stack import MotoServer, local_settings, prepare
-
     with ExitStack() as cleanup:
         if index_dir is None:
             index_dir = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="assist-bench-")))

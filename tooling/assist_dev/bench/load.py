@@ -17,8 +17,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from assist.ask.build import build_engine
+from assist.aws.clients import client
 from assist.settings import Settings
 from assist.stats import percentile
+from assist_dev.bench.answer import serve_in_thread
+from assist_dev.bench.harness import local_parts
 
 MESSAGES = [
     "How does the engine decide that a message is about billing?",
@@ -33,6 +37,7 @@ MESSAGES = [
 
 
 def run(url: str | None, sessions: int, turns: int, settings: Settings, workers: int = 16) -> dict[str, Any]:
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     with _target(url, settings) as base:
@@ -87,6 +92,7 @@ def run(url: str | None, sessions: int, turns: int, settings: Settings, workers:
 
 def _audit(base: str, answered: dict[str, list[str]]) -> tuple[int, int]:
     """lost: answered turns missing from a table; duplicated: extra copies of a turn in either table."""
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     lost = duplicated = 0
@@ -112,11 +118,8 @@ def _target(url: str | None, settings: Settings) -> Iterator[str]:
     if url:
         yield url.rstrip("/")
         return
+    # deferred, ADR 0071: anyio (not in every image), litestar 0.16 s
     from assist.api.app import create_app
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
-    from assist_dev.bench.answer import serve_in_thread
-    from assist_dev.bench.harness import local_parts
 
     with local_parts(settings, Path(".assist/bench/docs-index")) as s:
         engine = build_engine(s, client("dynamodb", s))

@@ -10,22 +10,25 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from assist.aws.capacity import query_units
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.contracts import Confidence
+from assist.embed.build import lazy_embedder
+from assist.insights.gather import gather
+from assist.insights.render import page
+from assist.memory.dynamodb import DynamoDBStore
 from assist.settings import Settings
+from assist_dev.local.seed import populate
+from assist_dev.local.stack import MotoServer, local_settings
 
-CONFIDENCES = ("very_high", "high", "medium", "high", "low", "none", "medium", "high", "very_high", "high")
+C = Confidence
+CONFIDENCES = (C.VERY_HIGH, C.HIGH, C.MEDIUM, C.HIGH, C.LOW, C.NONE, C.MEDIUM, C.HIGH, C.VERY_HIGH, C.HIGH)
 
 
 def run(settings: Settings, entries: int, sessions: int, days: int, span_days: int) -> dict[str, Any]:
-    from assist.ask.build import lazy_embedder
-    from assist.aws.capacity import query_units
-    from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.insights.gaps import clusters
-    from assist.insights.gather import gather
-    from assist.insights.render import page
-    from assist.memory.dynamodb import DynamoDBStore
-    from assist_dev.bench.export import populate
-    from assist_dev.local.stack import MotoServer, local_settings
 
     moto = MotoServer().start()
     try:

@@ -22,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from assist.index.store import FTS_COLUMN, connect, refresh_indexes, schema
+from assist.aws.clients import client
+from assist.embed import build_embedder
+from assist.index.store import FTS_COLUMN, ChunkRow, connect, refresh_indexes, schema
 from assist.retrieve.analysis import words
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.settings import Settings
 from assist.stats import percentile
+from assist_dev.local.stack import MotoServer, local_settings
 
 DIM = 384
 TOPICS = 256
@@ -66,21 +69,20 @@ def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]
     picks = (rng.choice(len(vocab), size=(n, WORDS_PER_CHUNK), p=weights) + shifts[topics][:, None]) % len(vocab)
     for i in range(n):
         text = " ".join(vocab[j] for j in picks[i])
-        rows.append(
-            {
-                "id": f"c{i}:0",
-                "doc_id": f"c{i}",
-                "title": f"Chunk {i}",
-                "heading": "",
-                "source": "generated",
-                "ordinal": 0,
-                "doc_hash": "",
-                "text": text,
-                "url": "",
-                FTS_COLUMN: text,
-                "vector": vectors[i],
-            }
+        chunk = ChunkRow(
+            id=f"c{i}:0",
+            doc_id=f"c{i}",
+            title=f"Chunk {i}",
+            heading="",
+            source="generated",
+            ordinal=0,
+            doc_hash="",
+            text=text,
+            url="",
+            content=text,
+            vector=vectors[i],
         )
+        rows.append(chunk.row())
     queries = []
     for q in range(200):
         row = rows[int(rng.integers(0, n))]
@@ -105,6 +107,7 @@ def build(settings: Settings, rows: list[dict[str, Any]]) -> tuple[Any, float]:
 
 
 def runners(table: Any, options: SearchOptions, k: int) -> dict[str, Callable[[Query], Any]]:
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.query import MatchQuery
 
     retriever = Retriever(table, Space(), options)  # type: ignore[arg-type]  # vectors are passed in
@@ -141,8 +144,6 @@ def timings(table: Any, queries: list[Query], options: SearchOptions, k: int = 1
 
 def query_embedding(settings: Settings, queries: list[Query]) -> dict[str, float]:
     """The real model on these queries' texts: what a search adds when the caller has no vector yet."""
-    from assist.embed import build_embedder
-
     embedder = build_embedder(settings)
     embedder.embed([queries[0].text])
     times = []
@@ -162,8 +163,6 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
     same reason S3 searches are slow at any size here; fewer of them are timed on a large index.
     """
     s3_queries = s3_queries or (50 if n <= 20_000 else 20)
-    from assist.aws.clients import client
-    from assist_dev.local.stack import MotoServer, local_settings
 
     progress(f"generating {n:,} chunks")
     rows, queries = corpus(n, vocabulary(docs))

@@ -9,16 +9,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.contracts import IntentEntry, QueryType
+from assist.memory.dynamodb import DynamoDBStore
+from assist.memory.sqlite import SQLiteStore
+from assist.memory.store import Turn
 from assist.settings import Settings
+from assist_dev.local.stack import MotoServer, local_settings
 
 CALLS = ("recent", "begin_turn", "append_turn")
 
 
 def medians(store: Any, turns: int) -> dict[str, float]:
     """One session, `turns` turns, as the engine makes them: read the recent turns, take a number, write."""
-    from assist.contracts import IntentEntry, QueryType
-    from assist.memory.store import Turn
-
     samples: dict[str, list[float]] = {c: [] for c in CALLS}
     for i in range(turns):
         t0 = time.perf_counter()
@@ -35,12 +39,6 @@ def medians(store: Any, turns: int) -> dict[str, float]:
 
 
 def run(settings: Settings, turns: int = 200) -> dict[str, Any]:
-    from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
-    from assist.memory.dynamodb import DynamoDBStore
-    from assist.memory.sqlite import SQLiteStore
-    from assist_dev.local.stack import MotoServer, local_settings
-
     moto = MotoServer().start()
     try:
         s = local_settings(settings, moto.url, None)

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assist.index.chunking import anchor, iter_documents
-from assist.index.store import connect
+from assist.index.store import connect, sync
 from assist.retrieve import beir
 from assist.retrieve.evaluate import mrr, ndcg, recall
+from assist.retrieve.search import Retriever, SearchOptions
+from assist.sources.site import read_site
 from assist.sources.spec import SourceSpec
 from assist.sources.sync import sync_sources
 
@@ -52,6 +54,7 @@ def page(title: str, body: str, nav: list[tuple[str, str]]) -> str:
 
 def render_site(docs: Path, out: Path) -> int:
     """docs/ as a website in `out`: `<doc_id>.html` per document, a sitemap, a robots.txt. Returns pages."""
+    # deferred, ADR 0071: markdown-it 0.04 s
     from markdown_it import MarkdownIt
     from mdit_py_plugins.anchors import anchors_plugin
     from mdit_py_plugins.front_matter import front_matter_plugin
@@ -100,9 +103,6 @@ def compare(
     """The same docs indexed as files, as their rendered site, and (to measure what dropping it does) as
     the site with its chrome kept, on the same queries. `cites_chrome`: queries whose top 5 passages —
     what an answer cites — carry the theme's chrome."""
-    from assist.index.store import sync
-    from assist.sources.site import read_site
-
     judged, asked = beir.read_judged(queries, qrels)
     site_dir = work / "site"
     shutil.rmtree(site_dir, ignore_errors=True)
@@ -126,8 +126,6 @@ def compare(
 def _figures(
     settings: Settings, embedder: Embedder, asked: dict[str, str], judged: dict[str, dict[str, int]]
 ) -> dict[str, Any]:
-    from assist.retrieve.search import Retriever, SearchOptions
-
     table = connect(settings.index.uri).open_table(settings.index.table)
     retriever = Retriever(table, embedder, SearchOptions.from_settings(settings))
     totals = {"ndcg@10": 0.0, "recall@10": 0.0, "mrr@10": 0.0}

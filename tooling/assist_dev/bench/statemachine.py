@@ -16,6 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.ask.build import build_engine
+from assist.aws.clients import client
+from assist.contracts import AskRequest
+from assist_dev.bench.harness import local_parts
+from assist_dev.local.lambda_endpoint import LambdaEndpoint
+from assist_dev.local.stack import LOCAL_CREDENTIALS
+from assist_dev.local.statemachine import ServerlessStack
+
 if TYPE_CHECKING:
     from assist.settings import Settings
 
@@ -41,10 +49,8 @@ def _median_ms(call: Callable[[], Any], runs: int) -> float:
 
 
 def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
+    # deferred, ADR 0071: boto3 0.1 s (aws extra only)
     import boto3
-
-    from assist_dev.local.lambda_endpoint import LambdaEndpoint
-    from assist_dev.local.stack import LOCAL_CREDENTIALS
 
     endpoint = LambdaEndpoint({"echo": _Echo()}, upstream=moto_url, nodelay=nodelay).start()
     try:
@@ -62,12 +68,6 @@ def invoke_hop_ms(moto_url: str, nodelay: bool, runs: int) -> float:
 
 
 def measure(settings: Settings, docs: Path, runs: int = 20) -> dict[str, Any]:
-    from assist.ask.build import build_engine
-    from assist.aws.clients import client
-    from assist.contracts import AskRequest
-    from assist_dev.bench.harness import local_parts
-    from assist_dev.local.statemachine import ServerlessStack
-
     with local_parts(settings, docs=docs) as parts:
         s = parts.with_(ollama={"host": "http://127.0.0.1:9"})  # no Ollama: measure orchestration, not generation
         moto_url = s.aws.endpoint_url

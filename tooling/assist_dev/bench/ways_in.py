@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import anyio
+
 from assist.settings import Settings
 from assist.stats import percentile
 from assist_dev.bench.answer import served_api
@@ -22,12 +24,10 @@ QUESTIONS = [
     "What does the degraded reason embedder_timeout mean?",
     "How are answers streamed?",
 ]
-BUDGET_MS = 10_000.0  # seed 002: an MCP tool call's whole budget
+BUDGET_MS = 10_000.0  # an MCP tool call's whole budget (docs/ways-in.md)
 
 
 def run(settings: Settings, rounds: int = 20, token_delay_ms: float = 0.0) -> dict[str, Any]:
-    import anyio
-
     with served_api(settings, token_delay_ms) as (base, engine):
         samples = anyio.run(_measure, base, engine, rounds)
     figures = {
@@ -49,7 +49,7 @@ def run(settings: Settings, rounds: int = 20, token_delay_ms: float = 0.0) -> di
 
 
 async def _measure(base: str, engine: Any, rounds: int) -> dict[str, list[float]]:
-    import anyio
+    # deferred, ADR 0071: httpx 0.11 s, mcp 1.1 s
     import httpx
     from mcp import Client
 

@@ -16,6 +16,7 @@ class LoopbackIssuer:
     `issuer` defaults to its own URL. `fetches` counts the key set's downloads."""
 
     def __init__(self, audience: str, kid: str = "rehearsal", issuer: str | None = None) -> None:
+        # deferred, ADR 0071: PyJWT (answer extra only)
         import jwt
         from cryptography.hazmat.primitives.asymmetric import rsa
 
@@ -52,6 +53,7 @@ class LoopbackIssuer:
 
     def token(self, sub: str, key: Any = None, kid: str | None = None, ttl_s: int = 900, **claims: Any) -> str:
         """A token for `sub`, signed with this issuer's key unless `key` is given; `claims` override."""
+        # deferred, ADR 0071: PyJWT (answer extra only)
         import jwt
 
         now = int(time.time())
@@ -69,6 +71,7 @@ AUDIENCE = "assist-tests"
 
 def rsa_key() -> Any:
     """A fresh RSA key (a token signed with it is one no issuer here vouches for)."""
+    # deferred, ADR 0071: PyJWT (answer extra only)
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -34,6 +34,7 @@ _installed = threading.Lock()
 
 def patch_dynamodb() -> None:
     """Install the fixes (once per process)."""
+    # deferred, ADR 0071: moto 0.5 s
     from moto.dynamodb.responses import DynamoHandler
 
     with _installed:
@@ -46,6 +47,7 @@ def patch_dynamodb() -> None:
 
 
 def _routing_computed_once() -> None:
+    # deferred, ADR 0071: moto 0.5 s
     from moto import backends
     from moto.core import responses
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
@@ -78,6 +80,7 @@ def _partition(table: Any, hash_key: Any) -> list[Any]:
 
 
 def _partition_queries() -> None:
+    # deferred, ADR 0071: moto 0.5 s
     from moto.dynamodb.models.table import Table
 
     query = Table.query
@@ -97,6 +100,7 @@ def _partition_queries() -> None:
 
 
 def _transaction_snapshots_of_touched_partitions() -> None:
+    # deferred, ADR 0071: moto 0.5 s
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.dynamo_type import DynamoType
     from moto.dynamodb.models.table import Table

@@ -18,12 +18,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assist.aws import s3_uri
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.embed import build_embedder
 from assist.logs import get_logger
+from assist.sources.spec import SourceSpec
+from assist.sources.sync import sync_sources
+from assist_dev.local.emulator import patch_dynamodb
 from assist_dev.local.ports import free_port
+from assist_dev.local.statemachine import ServerlessStack
 
 if TYPE_CHECKING:
     from assist.settings import Settings
-    from assist.sources.spec import SourceSpec
 
 log = get_logger(__name__)
 STATE_FILE = Path(".assist/local-stack.env")
@@ -34,9 +40,8 @@ class MotoServer:
     """moto's threaded server on loopback: real HTTP, in-memory state."""
 
     def __init__(self, port: int | None = None) -> None:
+        # deferred, ADR 0071: moto 0.5 s
         from moto.server import ThreadedMotoServer
-
-        from assist_dev.local.emulator import patch_dynamodb
 
         patch_dynamodb()
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line on stderr per emulated call
@@ -67,12 +72,6 @@ def local_settings(settings: Settings, endpoint: str, index: str | None) -> Sett
 def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: bool = True) -> None:
     """Tables, bucket (from template.yaml) and an index that matches docs/ (or the sources given:
     folders, repositories, docs sites, OpenAPI specs, PDF)."""
-    from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
-    from assist.embed import build_embedder
-    from assist.sources.spec import SourceSpec
-    from assist.sources.sync import sync_sources
-
     s3 = client("s3", settings)
     ensure_resources(settings, client("dynamodb", settings), s3)
     if settings.index.is_s3:
@@ -84,10 +83,11 @@ def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: b
 
 
 def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str | None = None) -> int:
+    # deferred, ADR 0071: uvicorn 0.05 s
     import uvicorn
 
+    # deferred, ADR 0071: anyio (not in every image), litestar 0.16 s
     from assist.api.app import create_app
-    from assist_dev.local.statemachine import ServerlessStack
 
     t0 = time.perf_counter()
     moto = MotoServer().start()

@@ -17,14 +17,16 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assist.aws.clients import client
 from assist.contracts import AskRequest
 from assist.logs import get_logger
+from assist.serverless.definition import local_definition, local_name
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
+from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
+from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
 
 if TYPE_CHECKING:
-    from assist.serverless.lambda_entry import LambdaFunction
     from assist.settings import Settings
-    from assist_dev.local.lambda_endpoint import LambdaEndpoint
 
 log = get_logger(__name__)
 INTERPRETER = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
@@ -97,8 +99,6 @@ class ServerlessStack:
     """The four functions behind the local Lambda endpoint, and the ask state machine in the moto server."""
 
     def __init__(self, settings: Settings, moto_url: str, name: str = "assist-ask") -> None:
-        from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
-
         self.settings = settings
         self.moto_url = moto_url
         self.name = name
@@ -108,10 +108,6 @@ class ServerlessStack:
         self._exit = contextlib.ExitStack()
 
     def start(self) -> ServerlessStack:
-        from assist.aws.clients import client
-        from assist.serverless.definition import local_definition, local_name
-        from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
-
         by_name = {local_name(f): fn for f, fn in self.functions.items()}
         self.endpoint = self._exit.enter_context(_running(LambdaEndpoint(by_name, upstream=self.moto_url)))
         self._exit.enter_context(interpreter_calls(self.endpoint))

@@ -21,12 +21,18 @@ starts and limits, CloudFormation's ordering and service quotas — only a real 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import http.server
 import json
+import os
 import re
 import secrets
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -35,11 +41,25 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from assist.aws import s3_uri
+from assist.aws.clients import client
+from assist.aws.resources import ensure_resources
+from assist.contracts import Degraded, Layer
+from assist.embed import build_embedder
 from assist.errors import AssistError
+from assist.export.labels import session_hash
 from assist.logs import get_logger
+from assist.memory.store import StoreUnavailable
 from assist.serverless.definition import ROOT
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
+from assist.sources.sync import ingest
+from assist_dev.doubles.jwks import LoopbackIssuer
+from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
+from assist_dev.local.seed import populate
+from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
+from assist_dev.local.statemachine import enable_interpreter
 from assist_dev.rehearsal import iam
 from assist_dev.rehearsal.runtime import FunctionProcess
 from assist_dev.rehearsal.sync_execution import SyncExecutions
@@ -52,13 +72,13 @@ AUDIENCE = "assist-rehearsal"
 USER = "rehearsal-user"
 #: degraded reasons that mean an AWS call failed (the model being absent is not one: no Ollama here by default)
 AWS_FAULTS = {
-    "classify_failed",
-    "retrieve_failed",
-    "answer_failed",
-    "index_unavailable",
-    "index_timeout",
-    "corpus_unavailable",
-    "sessions_unavailable",
+    Degraded.CLASSIFY_FAILED,
+    Degraded.RETRIEVE_FAILED,
+    Degraded.ANSWER_FAILED,
+    Degraded.INDEX_UNAVAILABLE,
+    Degraded.INDEX_TIMEOUT,
+    Degraded.CORPUS_UNAVAILABLE,
+    StoreUnavailable.reason,
 }
 EXPORT_SESSIONS = 510  # past CLASSIFIER_EXPORT_THRESHOLD (500): the export must write
 INDEX_REFRESH_S = 2  # the template's IndexRefreshSeconds here: a published version is served within it
@@ -91,34 +111,47 @@ class Rehearsal:
     def api(
         self, method: str, path: str, body: dict[str, Any] | None = None, token: str | None = None
     ) -> tuple[int, Any]:
-        """API Gateway's HTTP API in front of the Ask function: a route the template does not declare is its own
-        404; otherwise a v2 event with its JWT authorizer's claims."""
-        import base64
+        """API Gateway's HTTP API in front of the Ask function, with a JWT its authorizer verified."""
+        status, payload, _ = self.call(method, path, body, token=token)
+        return status, payload
 
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        authorized: bool = True,
+    ) -> tuple[int, Any, dict[str, str]]:
+        """A route the template does not declare is API Gateway's own 404; otherwise a v2 event, with the JWT
+        authorizer's claims when `authorized` (a route without the authorizer gets none), and the reply's
+        status, body and headers."""
+        path, _, query = path.partition("?")
         if not any(m == method and pattern.fullmatch(path) for m, pattern in self.routes):
-            return 404, {"message": "Not Found"}
+            return 404, {"message": "Not Found"}, {}
         raw = json.dumps(body or {}).encode()
+        context: dict[str, Any] = {
+            "accountId": ACCOUNT,
+            "apiId": "rehearsal",
+            "domainName": "api.rehearsal",
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "203.0.113.7"},
+            "requestId": uuid.uuid4().hex,
+            "routeKey": f"{method} {path}",
+            "stage": "$default",
+            "timeEpoch": int(time.time() * 1000),
+        }
+        sent = {"content-type": "application/json", "host": "api.rehearsal", **(headers or {})}
+        if authorized:
+            sent["authorization"] = f"Bearer {token or self.token}"
+            context["authorizer"] = {"jwt": {"claims": {"sub": USER, "aud": AUDIENCE}, "scopes": None}}
         event = {
             "version": "2.0",
             "routeKey": f"{method} {path}",
             "rawPath": path,
-            "rawQueryString": "",
-            "headers": {
-                "content-type": "application/json",
-                "host": "api.rehearsal",
-                "authorization": f"Bearer {token or self.token}",
-            },
-            "requestContext": {
-                "accountId": ACCOUNT,
-                "apiId": "rehearsal",
-                "domainName": "api.rehearsal",
-                "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "127.0.0.1"},
-                "requestId": uuid.uuid4().hex,
-                "authorizer": {"jwt": {"claims": {"sub": USER, "aud": AUDIENCE}, "scopes": None}},
-                "routeKey": f"{method} {path}",
-                "stage": "$default",
-                "timeEpoch": int(time.time() * 1000),
-            },
+            "rawQueryString": query,
+            "headers": sent,
+            "requestContext": context,
             "body": base64.b64encode(raw).decode(),
             "isBase64Encoded": True,
         }
@@ -128,10 +161,11 @@ class Rehearsal:
         payload = result.get("body") or ""
         if result.get("isBase64Encoded"):
             payload = base64.b64decode(payload).decode()
+        replied = {k.lower(): v for k, v in (result.get("headers") or {}).items()}
         try:
-            return result["statusCode"], json.loads(payload)
+            return result["statusCode"], json.loads(payload), replied
         except ValueError:
-            return result["statusCode"], payload
+            return result["statusCode"], payload, replied
 
     def stream_url(self) -> str:
         url = self.process("AnswerStreamFunction").url
@@ -195,12 +229,13 @@ def flow_classifier_from_registry(r: Rehearsal) -> None:
     """An undeclared question is typed by the embedding layer, whose model the Classify function read from the
     registry on S3 (CLASSIFIER_MODEL_PATH = s3://…/models/routing/current)."""
     a = _ask(r, "How does the engine decide whether a question needs the documentation?")
-    if a["route"]["layer"] not in ("embedding", "rules"):
+    if a["route"]["layer"] not in (Layer.EMBEDDING, Layer.RULES):
         raise FlowFailed(f"route decided by {a['route']['layer']}: {a['route']['reason']}")
 
 
 def flow_stream(r: Rehearsal) -> None:
     """The function URL's streaming route, with the caller's bearer token (no API Gateway event there)."""
+    # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
     body = {"session_id": r.session + "-stream", "message": "What does the retrieve function do?"}
@@ -222,9 +257,8 @@ def flow_chat_completion(r: Rehearsal) -> None:
 
 
 def flow_mcp_search(r: Rehearsal) -> None:
-    import anyio
-
     async def call() -> Any:
+        # deferred, ADR 0071: mcp 1.1 s
         from mcp import Client
         from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -255,9 +289,6 @@ def flow_feedback(r: Rehearsal) -> None:
 def flow_export(r: Rehearsal) -> None:
     """EventBridge's schedule with more sessions than the export's batch threshold: labels are written and the
     watermark claimed and committed (UpdateItem on the intent history table)."""
-    from assist.aws.clients import client
-    from assist_dev.bench.export import populate
-
     populate(
         r.admin,
         client("dynamodb", r.admin),
@@ -279,9 +310,6 @@ def flow_export(r: Rehearsal) -> None:
 def _hashed_with_the_secret(r: Rehearsal, files: list[str]) -> None:
     """The labels' session hashes are keyed by the stack's secret, which the function read at run time: the key
     is nowhere in its environment (ADR 0065)."""
-    from assist.aws.clients import client
-    from assist.export.labels import session_hash
-
     env = r.functions["ExportFunction"].environment
     if "EXPORT_HASH_KEY" in env or "EXPORT_HASH_KEY_SECRET" not in env:
         raise FlowFailed("the export's hash key is in its environment, or no secret is named")
@@ -299,7 +327,6 @@ def flow_index_sync(r: Rehearsal) -> None:
     sync = next((k for k, f in r.functions.items() if f.module == "sync"), None)
     if sync is None:
         raise FlowFailed("template.yaml has no sync function (functions/sync)")
-    from assist.aws.clients import client
 
     where = r.functions[sync].environment.get("SOURCES_FILE", "")
     if not where.startswith("s3://"):
@@ -330,8 +357,6 @@ paths:
 @contextlib.contextmanager
 def _served(pages: dict[str, bytes]) -> Iterator[str]:
     """`pages` on a loopback HTTP server (a documentation host the sync function reads)."""
-    import http.server
-    import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -355,10 +380,6 @@ def _served(pages: dict[str, bytes]) -> Iterator[str]:
 
 def _cli(r: Rehearsal, logical: str, *args: str) -> dict[str, Any]:
     """`assist …` as an operator runs it with nothing but one role's temporary credentials in the environment."""
-    import os
-    import subprocess
-    import sys
-
     env = {k: v for k, v in r.process(logical).env.items() if not k.startswith(("AWS_LAMBDA_", "JWT_", "FUNCTION"))}
     env.update({k: os.environ[k] for k in ("PATH", "HOME", "LANG") if k in os.environ})
     env["PYTHONPATH"] = f"{ROOT}:{ROOT / 'layers/common/python'}"
@@ -437,6 +458,60 @@ def flow_front_door(r: Rehearsal) -> None:
         raise FlowFailed(f"GET /insights with the admin scope: HTTP {status}: {str(page)[:200]}")
 
 
+WIDGET_SITE = "https://docs.rehearsal.example"
+
+
+def flow_widget(r: Rehearsal) -> None:
+    """The widget (docs/widget.md): an admin's site key through the admin route; its script and a visitor token
+    through the HTTP API with no JWT (the key and the Origin are the check, another origin is refused); an answer
+    streamed on the function URL with the visitor token; the visitor's limit hit. Each function under its role:
+    the token key read from its secret, the keys and counters in the widget table."""
+    # deferred, ADR 0071: httpx 0.11 s
+    import httpx
+
+    status, key = r.api(
+        "POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": {"visitor_questions": 1}}, r.admin_token
+    )
+    if status != 201 or not isinstance(key, dict):
+        raise FlowFailed(f"POST /v1/admin/keys: HTTP {status}: {str(key)[:200]}")
+    status, script, _ = r.call("GET", "/widget.js", authorized=False)
+    stream_url = r.functions["AskFunction"].environment.get("WIDGET_STREAM_URL", "")
+    if status != 200 or not stream_url or json.dumps(stream_url.rstrip("/")) not in str(script):
+        raise FlowFailed(f"GET /widget.js: HTTP {status}, the stream function's URL {stream_url!r} not in it")
+    path = f"/v1/widget/session?key={key['key']}"
+    status, _, headers = r.call(
+        "POST", path, {"key": key["key"]}, headers={"origin": "https://elsewhere.example"}, authorized=False
+    )
+    if status != 403 or "access-control-allow-origin" in headers:
+        raise FlowFailed(f"a visitor token for another origin: HTTP {status}, {headers}")
+    status, visitor, headers = r.call(
+        "POST", path, {"key": key["key"]}, headers={"origin": WIDGET_SITE}, authorized=False
+    )
+    if status != 200 or headers.get("access-control-allow-origin") != WIDGET_SITE:
+        raise FlowFailed(f"POST /v1/widget/session: HTTP {status}: {str(visitor)[:200]}")
+    ask = {
+        "url": r.stream_url() + f"/v1/ask/stream?key={key['key']}",
+        "json": {"session_id": f"{visitor['visitor']}.rehearsal", "message": "How is the engine configured?"},
+        "headers": {
+            "authorization": f"Bearer {visitor['token']}",
+            "origin": WIDGET_SITE,
+            "x-forwarded-for": "203.0.113.7",  # as the function URL adds it
+        },
+        "timeout": 60,
+    }
+    with httpx.stream("POST", **ask) as resp:
+        body = resp.read().decode()
+    if (
+        resp.status_code != 200
+        or "event: done" not in body
+        or resp.headers.get("access-control-allow-origin") != WIDGET_SITE
+    ):
+        raise FlowFailed(f"the visitor's stream: HTTP {resp.status_code}: {body[:200]}")
+    limited = httpx.post(**ask)
+    if limited.status_code != 429 or not limited.headers.get("retry-after"):
+        raise FlowFailed(f"the visitor's second question (limit 1): HTTP {limited.status_code}: {limited.text[:200]}")
+
+
 def flow_metrics(r: Rehearsal) -> None:
     """The Answer function's log holds the turn's EMF records (namespace Assist), as CloudWatch would read them:
     no API call, so no permission (ADR 0064)."""
@@ -478,6 +553,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "index_sync": flow_index_sync,
     "index_publish": flow_index_publish,
     "front_door": flow_front_door,
+    "widget": flow_widget,
     "metrics": flow_metrics,
 }
 
@@ -541,15 +617,6 @@ def drop_actions(policies: dict[str, dict[str, Any]], actions: set[str]) -> dict
 
 @contextlib.contextmanager
 def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings) -> Iterator[Rehearsal]:
-    from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
-    from assist.embed import build_embedder
-    from assist.sources.sync import ingest
-    from assist_dev.doubles.jwks import LoopbackIssuer
-    from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
-    from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
-    from assist_dev.local.statemachine import enable_interpreter
-
     with contextlib.ExitStack() as exit_stack:
         issuer = LoopbackIssuer(AUDIENCE)
         exit_stack.callback(issuer.stop)
@@ -571,6 +638,8 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
         admin = base.with_(
             aws={"endpoint_url": moto.url, "region": REGION, "bucket": stack.ref("DataBucket"), **LOCAL_CREDENTIALS},
             sessions={"table": stack.ref("SessionsTable"), "intent_history_table": stack.ref("IntentHistoryTable")},
+            idempotency={"table": stack.ref("IdempotencyTable")},
+            widget={"table": stack.ref("WidgetTable")},
             index={"uri": f"s3://{stack.ref('DataBucket')}/{prefix}"},
             ollama={"host": "http://127.0.0.1:9"},
         )
@@ -672,8 +741,6 @@ def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:
 
 def _operator(admin: Settings) -> Settings:
     """The operator who deploys: an IAM user allowed everything, whose keys stay valid under enforcement."""
-    from assist.aws.clients import client
-
     iam_client = client("iam", admin)
     iam_client.create_user(UserName="rehearsal-operator")
     everything = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
@@ -697,6 +764,7 @@ def _dropped(without: list[str], functions: dict[str, Any]) -> dict[str, set[str
 
 def _publish_classifier(admin: Settings, s3: Any) -> None:
     """The shipped routing model as the registry's current version, as `assist classifier promote` leaves it."""
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.classify.model import ClassifierModel
     from assist.classify.registry import Registry
 

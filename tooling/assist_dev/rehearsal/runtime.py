@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,6 @@ class FunctionProcess:
         """An http function answers /healthz; a lambda one is ready when its client polls (first invoke)."""
         if self.url is None:
             return
-        import urllib.request
 
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:

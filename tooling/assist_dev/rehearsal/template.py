@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assist.errors import AssistError
-from assist.serverless.definition import ASL, ROOT
+from assist.serverless.definition import ASL, ROOT, substitute
 
 TEMPLATE = ROOT / "template.yaml"
 ACCOUNT = "123456789012"
@@ -64,6 +64,7 @@ def expand(
 ) -> dict[str, Any]:
     """The SAM template transformed to plain CloudFormation, as `sam deploy` hands it over (image URIs and the
     state machine's definition location filled in, as `sam build` and `sam package` do)."""
+    # deferred, ADR 0071: boto3 0.1 s (aws extra only), aws-sam-translator 0.4 s
     import boto3
     from samtranslator.model.exceptions import InvalidDocumentException
     from samtranslator.parser.parser import Parser
@@ -138,8 +139,6 @@ class Stack:
 
     def state_machine(self, logical: str) -> tuple[str, str]:
         """(definition with its substitutions filled, the role's logical id)."""
-        from assist.serverless.definition import substitute
-
         props = self.resources[logical]["Properties"]
         values = self.resolve(props.get("DefinitionSubstitutions", {}))
         return substitute(ASL.read_text(), {k: str(v) for k, v in values.items()}), props["RoleArn"]["Fn::GetAtt"][0]

@@ -9,6 +9,7 @@ import sys
 from importlib.metadata import entry_points
 
 from assist.commands import ENTRY_POINTS, MODULES
+from assist.errors import AssistError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -23,7 +24,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from assist.errors import AssistError
 
     try:
         return args.func(args)

@@ -1,7 +1,9 @@
-"""Typed contracts between the stages and at the HTTP boundary (DESIGN.md §3).
+"""Typed contracts between the stages and at the HTTP boundary (docs/architecture.md, docs/api.md).
 
 msgspec structs: validated on decode, cheap to encode, and small enough to import in every
-function without a cold-start cost.
+function without a cold-start cost. Every value set a stage decides and another compares — the
+deciding layer, the retrieval confidence, the query kind, the degraded and uncertain reasons — is a
+`StrEnum` here, once (ADR 0072): a member encodes as its plain string, so the wire is unchanged.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from assist.errors import AssistError
 
@@ -38,12 +41,100 @@ class QueryType(StrEnum):
         return "main" if self.needs_retrieval else "light"
 
 
+class Layer(StrEnum):
+    """The routing layer that decided a turn's type (docs/routing.md)."""
+
+    UNKNOWN = ""  # an intent history entry that does not say (a routing row's history, a turn stored before)
+    DECLARED = "declared"  # the caller's `query_type`
+    RULES = "rules"
+    EMBEDDING = "embedding"
+    LLM = "llm"
+    FALLBACK = "fallback"  # no layer was sure: the history's type, else RETRIEVAL
+    DEFAULT = "default"
+
+
+class Confidence(StrEnum):
+    """How sure the search is of its passages (docs/retrieval.md), strongest first."""
+
+    VERY_HIGH = "very_high"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    SPECULATIVE = "speculative"
+    NONE = "none"
+
+    @property
+    def weak(self) -> bool:
+        """Too little to call the documentation's answer found (the insights page's gaps, the verdict's data)."""
+        return self in (Confidence.LOW, Confidence.NONE)
+
+    @property
+    def loose(self) -> bool:
+        """Found only by a fallback phase (typos forgiven, partial words)."""
+        return self in (Confidence.LOW, Confidence.SPECULATIVE)
+
+
+class QueryKind(StrEnum):
+    """Which kind of search a query is (`retrieve/analysis.py`); `hybrid` when no analysis ran."""
+
+    EXACT_QUOTE = "exact_quote"
+    IDENTIFIER = "identifier"
+    ENTITY = "entity"
+    FACTUAL = "factual"
+    CONCEPTUAL = "conceptual"
+    EXPLORATORY = "exploratory"
+    HYBRID = "hybrid"
+
+
+class Degraded(StrEnum):
+    """Why an answer is not what the engine was configured to give (docs/api.md, "The degraded list").
+    A new reason is one member here and one row in that table."""
+
+    LLM_UNAVAILABLE = "llm_unavailable"
+    LLM_TIMEOUT = "llm_timeout"
+    DEADLINE = "deadline"
+    SLOT_FALLBACK = "slot_fallback"
+    EMBEDDER_TIMEOUT = "embedder_timeout"
+    EMBEDDER_UNAVAILABLE = "embedder_unavailable"
+    INDEX_UNAVAILABLE = "index_unavailable"
+    INDEX_TIMEOUT = "index_timeout"
+    CORPUS_UNAVAILABLE = "corpus_unavailable"
+    CLIENT_DISCONNECTED = "client_disconnected"
+    RETRIEVE_FAILED = "retrieve_failed"
+    CLASSIFY_FAILED = "classify_failed"
+    ANSWER_FAILED = "answer_failed"
+    CONTEXT_TRIMMED = "context_trimmed"  # the prompt left passages or turns out to fit the window (ADR 0079)
+    CONTEXT_OVERFLOW = "context_overflow"  # the host cut a prompt longer than the window it was sent with
+    ANSWER_TRUNCATED = "answer_truncated"  # the answer reached its output limit (num_predict)
+    MODEL_MISSING = "model_missing"  # a host does not have the model a slot names (`ollama pull` it)
+    BUDGET = "budget"  # a widget site key's daily model budget is spent: no model asked (ADR 0090)
+
+    @property
+    def without_model(self) -> bool:
+        """The answer was written without a model."""
+        return self in (Degraded.LLM_UNAVAILABLE, Degraded.LLM_TIMEOUT, Degraded.DEADLINE, Degraded.BUDGET)
+
+    @property
+    def without_index(self) -> bool:
+        """The index could not be searched: nothing is known of what the documentation holds."""
+        return self in (Degraded.INDEX_UNAVAILABLE, Degraded.INDEX_TIMEOUT)
+
+
+class UncertainReason(StrEnum):
+    """Why the documentation does not cover a question (ADR 0055)."""
+
+    NO_RELEVANT_PASSAGE = "no_relevant_passage"
+    LOW_RETRIEVAL_CONFIDENCE = "low_retrieval_confidence"
+    OUT_OF_SCOPE = "out_of_scope"
+    MODEL_NOT_COVERED = "model_not_covered"  # the model said its sources do not answer (ADR 0083)
+
+
 class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     session_id: Annotated[str, msgspec.Meta(pattern=SESSION_ID_PATTERN)]
     message: Annotated[str, msgspec.Meta(min_length=1)]
     query_type: QueryType | None = None
     extra_context: str | None = None
-    user_info: dict[str, Any] | None = None
+    user_info: dict[str, object] | None = None  # the platform's JSON about the user, passed on as given
     editor_content: str | None = None
     #: answer with the model even when the docs seem not to cover the question (the verdict is still recorded)
     force_answer: bool = False
@@ -54,13 +145,13 @@ class IntentEntry(msgspec.Struct):
 
     type: QueryType
     topic: str
-    layer: str = ""
+    layer: Layer = Layer.UNKNOWN
     confidence: float = 0.0
 
 
 class Route(msgspec.Struct):
     type: QueryType
-    layer: str  # declared | rules | embedding | llm | fallback | default
+    layer: Layer
     confidence: float
     reason: str
     model_slot: str
@@ -99,10 +190,10 @@ class CorpusMatch(msgspec.Struct, omit_defaults=True):
 
 class RetrievalResult(msgspec.Struct):
     chunks: list[Chunk]
-    confidence: str  # very_high | high | medium | low | speculative | none
-    query_kind: str = "hybrid"
+    confidence: Confidence
+    query_kind: QueryKind = QueryKind.HYBRID
     weights: dict[str, float] = msgspec.field(default_factory=dict)
-    degraded: list[str] = msgspec.field(default_factory=list)
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
     #: hits per strategy that ran (`fts_exact`, `fts_relaxed`, `vector`, and fallback ones)
     strategies: dict[str, int] = msgspec.field(default_factory=dict)
     #: why the confidence is what it is, when a fallback phase or nothing answered
@@ -124,25 +215,144 @@ class Source(msgspec.Struct):
     url: str = ""  # the page and section a reader can follow (ADR 0059)
 
 
+class VerdictSignals(msgspec.Struct):
+    """Does the documentation cover the question (ADR 0055), and the signals it was judged by (the `retrieve`
+    stage's `verdict`): only the signals that were measured are present."""
+
+    uncertain: bool
+    unknown: list[str] | UnsetType = UNSET  # the question's terms the corpus never mentions
+    reason: UncertainReason | UnsetType = UNSET
+    similarity: float | UnsetType = UNSET
+    centrality: float | UnsetType = UNSET
+    coverage: float | UnsetType = UNSET
+    absent: float | UnsetType = UNSET
+    named: float | UnsetType = UNSET
+    score: float | UnsetType = UNSET
+    forced: bool | UnsetType = UNSET  # uncertain, and answered anyway (`force_answer`)
+
+
+class Asked(msgspec.Struct):
+    """What a model call asked for (ADR 0078): thinking, the window and the output limit."""
+
+    think: bool | str | None
+    num_ctx: int
+    num_predict: int
+
+
+class PromptFit(msgspec.Struct):
+    """A prompt against its budget (ADR 0079): its tokens, the limit, the window and output limit it was built for,
+    the tokenizer that counted; what was left out to fit (passage ids, counts of document chunks and turns)."""
+
+    tokens: int
+    limit: int
+    num_ctx: int
+    num_predict: int
+    tokenizer: str
+    dropped: dict[str, list[str] | int] | UnsetType = UNSET
+
+
 class Stage(msgspec.Struct):
+    """One stage of a turn in the trace (docs/api.md, "The trace object"): its name and milliseconds, then the
+    decisions it made. A field a stage did not set is absent from the JSON (UNSET), never null."""
+
     name: str
-    ms: float
-    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+    ms: float = 0.0
+    entries: int | UnsetType = UNSET  # history: turns read; corpus: manifest entries given
+    # classify
+    type: QueryType | UnsetType = UNSET
+    layer: Layer | UnsetType = UNSET
+    confidence: float | Confidence | UnsetType = UNSET  # classify: the layer's; retrieve: the search's
+    # rewrite and translate: the search query and who wrote it
+    by: str | UnsetType = UNSET
+    source_language: str | UnsetType = msgspec.field(default=UNSET, name="from")
+    to: str | UnsetType = UNSET
+    query: str | UnsetType = UNSET
+    # retrieve
+    n: int | UnsetType = UNSET
+    query_kind: QueryKind | UnsetType = UNSET
+    strategies: dict[str, int] | UnsetType = UNSET
+    verdict: VerdictSignals | UncertainReason | UnsetType = UNSET  # generate: the model's own (ADR 0083)
+    # corpus (ADR 0042)
+    kind: str | UnsetType = UNSET
+    subject: str | UnsetType = UNSET
+    matched: int | UnsetType = UNSET
+    documents: list[str] | UnsetType = UNSET
+    found_by: str | UnsetType = UNSET
+    missing: list[str] | UnsetType = UNSET  # corpus: identifiers no document has; generate: models a host lacks
+    corpus_chars: int | UnsetType = UNSET
+    document_chunks: int | UnsetType = UNSET
+    document_chars: int | UnsetType = UNSET
+    # memory
+    turns: int | UnsetType = UNSET
+    sources: int | UnsetType = UNSET
+    # generate
+    slot: str | UnsetType = UNSET
+    model: str | UnsetType | None = UNSET  # None: no model answered
+    answered_by: str | UnsetType = UNSET  # the slot, `extractive` or `not_covered`
+    answered_from: str | UnsetType = UNSET  # passages | manifest | conversation | account_data
+    lang: str | UnsetType = UNSET  # the language an answer without a model was written in (its notice's)
+    model_ms: float | UnsetType = UNSET
+    usage: dict[str, int | str] | UnsetType = UNSET  # Ollama's token counts, durations and done_reason
+    prompt: PromptFit | UnsetType = UNSET
+    asked: Asked | UnsetType = UNSET
+    forced: bool | UnsetType = UNSET  # the model answered a question judged uncertain (`force_answer`)
+    # persist
+    turn: int | UnsetType = UNSET
+    written: bool | UnsetType = UNSET
+
+
+class Execution(msgspec.Struct):
+    """The ask state machine execution that answered (`states`: on the local stack, those visited)."""
+
+    arn: str
+    states: list[str] | UnsetType = UNSET
+
+
+class Trace(msgspec.Struct):
+    request_id: str
+    total_ms: float
+    stages: list[Stage]
+    history: list[str]  # the intent history the classifier saw, `[TYPE] "topic"`
+    execution: Execution | UnsetType = UNSET
+
+
+class RetrievalInfo(msgspec.Struct):
+    """What an answer says of its search (the passages themselves are its `sources`)."""
+
+    confidence: Confidence
+    query_kind: QueryKind
+    weights: dict[str, float]
+    n: int
+    strategies: dict[str, int]
+    note: str | UnsetType = UNSET
+    suggestions: list[str] | UnsetType = UNSET
+
+    @classmethod
+    def of(cls, r: RetrievalResult) -> RetrievalInfo:
+        return cls(
+            confidence=r.confidence,
+            query_kind=r.query_kind,
+            weights=r.weights,
+            n=len(r.chunks),
+            strategies=r.strategies,
+            note=r.note or UNSET,
+            suggestions=r.suggestions or UNSET,
+        )
 
 
 class Answer(msgspec.Struct):
     answer: str
     sources: list[Source]
     route: Route
-    retrieval: dict[str, Any] | None
-    degraded: list[str]
-    trace: dict[str, Any]
+    retrieval: RetrievalInfo | None
+    degraded: list[Degraded]
+    trace: Trace
     #: the session's turn number this answer was stored under (feedback names it)
     turn: int = 0
     #: the documentation does not cover the question (ADR 0055): the answer says so, no model was asked
     uncertain: bool = False
-    #: why: no_relevant_passage | low_retrieval_confidence | out_of_scope (None when not uncertain)
-    uncertain_reason: str | None = None
+    #: why (None when not uncertain)
+    uncertain_reason: UncertainReason | None = None
 
 
 def to_builtins(obj: Any) -> Any:
@@ -172,7 +382,7 @@ class TranscriptTurn(msgspec.Struct):
     answer: str
     type: QueryType
     sources: list[str]
-    degraded: list[str]
+    degraded: list[Degraded]
     created_at: str
     feedback: Feedback | None = None
 
@@ -181,7 +391,7 @@ class TranscriptIntent(msgspec.Struct):
     turn: int
     type: QueryType
     topic: str
-    layer: str
+    layer: Layer
     confidence: float
 
 
@@ -229,6 +439,15 @@ class Exchange(msgspec.Struct):
     sources: list[str] = msgspec.field(default_factory=list)
 
 
+class Site(msgspec.Struct, omit_defaults=True):
+    """Where a widget visitor's question comes from (docs/widget.md): the site key, the page it was asked on, and
+    whether the key's daily model budget still covers it (False: answered without a model, `budget`)."""
+
+    key: str
+    page: str | None = None
+    models: bool = True
+
+
 class TurnState(msgspec.Struct):
     """A turn between stages: what Classify hands to Retrieve and Answer (and Step Functions carries).
 
@@ -246,7 +465,13 @@ class TurnState(msgspec.Struct):
     route: Route | None = None
     retrieval: RetrievalResult | None = None
     corpus: CorpusMatch | None = None  # a question about the corpus itself
-    uncertain_reason: str | None = None  # the retrieve stage's verdict (ADR 0055): None when the docs cover it
+    uncertain_reason: UncertainReason | None = None  # the retrieve stage's verdict (ADR 0055): None when covered
     deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
-    stages: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    degraded: list[str] = msgspec.field(default_factory=list)
+    site: Site | None = None  # a widget visitor's question: its site key and page, and whether a model may answer
+    stages: list[Stage] = msgspec.field(default_factory=list)
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
+
+    @property
+    def budget_spent(self) -> bool:
+        """A widget site key's daily model budget is spent: the turn asks no model anything (ADR 0090)."""
+        return self.site is not None and not self.site.models

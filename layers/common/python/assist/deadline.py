@@ -1,4 +1,4 @@
-"""One deadline per request, shared by every stage (DESIGN.md §2d).
+"""One deadline per request, shared by every stage (ADR 0051).
 
 API Gateway closes at 30 s. The request's deadline is set once where it arrives (`API_DEADLINE_S`
 after the HTTP app or the Ask function received it) and travels with the turn, across processes,

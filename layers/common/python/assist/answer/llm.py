@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assist.answer.budget import Window
+from assist.contracts import Degraded
 from assist.deadline import model_budget
 from assist.logs import get_logger
 from assist.ollama_client import ModelFacts, build_client, call_errors, model_facts
@@ -45,10 +46,10 @@ class LLMUnavailable(RuntimeError):
     request's budget had no room left for a call); `missing`, the models a host said it does not have."""
 
     def __init__(
-        self, message: str, timed_out: bool = False, reason: str | None = None, missing: list[str] | None = None
+        self, message: str, timed_out: bool = False, reason: Degraded | None = None, missing: list[str] | None = None
     ) -> None:
         super().__init__(message)
-        self.reason = reason or ("llm_timeout" if timed_out else "llm_unavailable")
+        self.reason = reason or (Degraded.LLM_TIMEOUT if timed_out else Degraded.LLM_UNAVAILABLE)
         self.missing = missing or []
 
 
@@ -57,8 +58,8 @@ class Generation:
     text: str
     model: str
     slot: str
-    usage: dict[str, Any] = field(default_factory=dict)
-    degraded: list[str] = field(default_factory=list)
+    usage: dict[str, int | str] = field(default_factory=dict)
+    degraded: list[Degraded] = field(default_factory=list)
     model_ms: float = 0.0  # wall time spent waiting on the model (what "our overhead" excludes)
     missing: list[str] = field(default_factory=list)  # models a host did not have before this one answered
     request: dict[str, Any] = field(default_factory=dict)  # what was asked: think, num_ctx, num_predict
@@ -75,15 +76,15 @@ class Thought:
     text: str
 
 
-def usage_of(reply: Any) -> dict[str, Any]:
+def usage_of(reply: Any) -> dict[str, int | str]:
     return {k: v for k in USAGE_FIELDS if (v := getattr(reply, k, None)) is not None}
 
 
-def outcome(usage: dict[str, Any], num_ctx: int) -> list[str]:
+def outcome(usage: dict[str, int | str], num_ctx: int) -> list[Degraded]:
     """What the reply's own figures say went wrong: cut at `num_predict`, or a prompt the host cut."""
-    out = ["answer_truncated"] if usage.get("done_reason") == "length" else []
-    if (usage.get("prompt_eval_count") or 0) >= num_ctx:
-        out.append("context_overflow")
+    out = [Degraded.ANSWER_TRUNCATED] if usage.get("done_reason") == "length" else []
+    if int(usage.get("prompt_eval_count") or 0) >= num_ctx:
+        out.append(Degraded.CONTEXT_OVERFLOW)
     return out
 
 
@@ -175,7 +176,7 @@ class ModelSlots:
         for i, name in enumerate(self.order(slot)):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
-                raise LLMUnavailable("; ".join(failures), reason="deadline", missing=missing)
+                raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE, missing=missing)
             wanted = think or self._think[name]
             facts, kwargs = self.request(host, model, wanted, num_predict or self._num_predict[name], deadline)
             sent = facts.soft_switch(wanted, messages)
@@ -191,7 +192,7 @@ class ModelSlots:
                 model=model,
                 slot=name,
                 usage=usage,
-                degraded=(["slot_fallback"] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
+                degraded=([Degraded.SLOT_FALLBACK] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
                 model_ms=(time.perf_counter() - t0) * 1000,
                 missing=missing,
                 request=_asked(kwargs),
@@ -212,7 +213,7 @@ class ModelSlots:
         for i, name in enumerate(self.order(slot)):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
-                raise LLMUnavailable("; ".join(failures), reason="deadline", missing=missing)
+                raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE, missing=missing)
             facts, kwargs = self.request(host, model, self._think[name], self._num_predict[name], deadline)
             sent = facts.soft_switch(self._think[name], messages)
             aclient = self._client(host, budget, asynchronous=True)
@@ -247,7 +248,7 @@ class ModelSlots:
                 model=model,
                 slot=name,
                 usage=usage,
-                degraded=(["slot_fallback"] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
+                degraded=([Degraded.SLOT_FALLBACK] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
                 model_ms=(time.perf_counter() - t0) * 1000,
                 missing=missing,
                 request=_asked(kwargs),

@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 
 MARKER = "[[not_covered]]"
-#: the reason an answer carries when the model said the sources do not answer the question
-MODEL_NOT_COVERED = "model_not_covered"
 #: what may stand before the marker: white space, and the emphasis or code quotes a model wraps it in
 _LEAD = re.compile(r"[\s*_`>]*")
 #: what may stand between the marker and the explanation

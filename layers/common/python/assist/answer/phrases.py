@@ -7,7 +7,7 @@ tell, gets English: the documentation's own language.
 
 from __future__ import annotations
 
-from assist.retrieve.language import detect
+from assist.language import detect
 
 DEFAULT = "en"
 PHRASES: dict[str, dict[str, str]] = {

@@ -18,14 +18,16 @@ from assist.api.admin import require_admin
 from assist.api.body_limits import BodyLimits
 from assist.api.feedback import feedback_routes
 from assist.api.idempotency import Idempotency
-from assist.api.identity import caller, token_guard
+from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
+from assist.api.schema import WireSchema
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
 
 if TYPE_CHECKING:
+    from assist.api.widget import Widget
     from assist.ask.engine import Engine
     from assist.settings import Settings
 
@@ -48,28 +50,47 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         owner = caller(request, settings)
         return keyed.once(request, owner, msgspec.to_builtins(data), lambda: run_ask(data, owner))
 
-    @post("/v1/ask/stream", status_code=200, summary="Answer as Server-Sent Events: route, token…, done (or error)")
+    @post(
+        "/v1/ask/stream",
+        status_code=200,
+        opt={"visitor": True},
+        summary="Answer as Server-Sent Events: route, token…, done (or error)",
+    )
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
         # Phase 1 runs before the stream opens: bad input or a foreign session is a 4xx, not an event.
         owner = caller(request, settings)
-        events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data))
+        site = None
+        if VISITOR_SCOPE_KEY in request.scope:  # a widget visitor: its limits before any work (docs/widget.md)
+            check_ask(data, settings)  # bad input costs no question of the visitor's
+            site = await widget.admit(request, data)
+        events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data), site=site)
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
         return ServerSentEvent(_events(await anext(events), events))
 
-    @get("/v1/sessions/{session_id:str}", sync_to_thread=True, summary="A session's turns and intents, for its owner")
+    @get(
+        "/v1/sessions/{session_id:str}",
+        sync_to_thread=True,
+        opt={"visitor": True},
+        summary="A session's turns and intents, for its owner",
+    )
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
-        return engine.transcript(session_id, caller(request, settings))
+        return engine.sessions.transcript(session_id, caller(request, settings))
 
-    from assist.api.ways_in import ways_in  # the MCP SDK and the OpenAI routes: the answer app only
-    from assist.api.web import chat_routes  # the answer app only: classify and retrieve never load the page
-    from assist.doctor import doctor  # /healthz?deep=1: the answer app only
+    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s),
+    # the chat page and the widget's rules (tests/integration/test_web_page.py) nor the doctor (/healthz?deep=1)
+    from assist.api.ways_in import ways_in
+    from assist.api.web import chat_routes
+    from assist.api.widget import Widget
+    from assist.doctor import doctor
 
+    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
     extra, lifespan = ways_in(engine, run_ask, keyed)
-    routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *chat_routes(), *extra]
-    return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder))
+    routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
+    routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
+    return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder), widget=widget)
 
 
 def service(
@@ -78,9 +99,14 @@ def service(
     title: str = "Assistance engine",
     lifespan: list[Callable[..., Any]] | None = None,
     deep: Callable[[], dict[str, Any]] | None = None,
+    widget: Widget | None = None,
 ) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
-    the body limits every route shares. `deep`: what `/healthz?deep=1` reports to an admin (`assist doctor`)."""
+    the body limits every route shares. `deep`: what `/healthz?deep=1` reports to an admin (`assist doctor`);
+    `widget`: its CORS and its guard of visitor tokens (first)."""
+    guards: list[Any] = [widget.guard] if widget is not None else []
+    if settings.jwt.jwks_url:
+        guards.append(token_guard(settings))  # verified identity (ADR 0050)
 
     @get(
         "/healthz",
@@ -106,9 +132,10 @@ def service(
             ClientException: _client_error,
             Exception: _unexpected,
         },
-        middleware=[BodyLimits(settings.api.max_body_bytes)],
-        guards=[token_guard(settings)] if settings.jwt.jwks_url else [],  # verified identity (ADR 0050)
+        middleware=[*([widget.cors()] if widget is not None else []), BodyLimits(settings.api.max_body_bytes)],
+        guards=guards,
         openapi_config=OpenAPIConfig(title=title, version="1.0.0", path="/schema"),  # the token guard leaves it open
+        plugins=[WireSchema()],
         lifespan=lifespan or [],
         debug=False,
     )

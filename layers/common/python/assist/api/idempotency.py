@@ -24,8 +24,9 @@ import anyio
 import msgspec
 from litestar.exceptions import ClientException, ServiceUnavailableException, ValidationException
 
-from assist.ask.build import Lazy
+from assist.aws.clients import client
 from assist.contracts import Answer
+from assist.lazy import Lazy
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from litestar import Request
 
     from assist.ask.engine import Engine
-    from assist.contracts import AskRequest
+    from assist.contracts import AskRequest, Site
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -69,14 +70,17 @@ class Idempotency:
         claim.complete(msgspec.to_builtins(answer))
         return answer
 
-    async def events(self, engine: Engine, request: Request, ask: AskRequest, owner: str, body: Any) -> Events:
+    async def events(
+        self, engine: Engine, request: Request, ask: AskRequest, owner: str, body: Any, site: Site | None = None
+    ) -> Events:
         """A streamed answer's events: phase 1 here and phase 2 as the engine streams it, recorded under
-        the request's key; or, for a key already answered, the recorded answer as events."""
+        the request's key; or, for a key already answered, the recorded answer as events. `site`: a widget
+        visitor's question (its key, page and model budget)."""
         claim = await anyio.to_thread.run_sync(self.claim, request, owner, body)
         if claim is not None and claim.replay is not None:
             return replayed(claim.replay)
         try:
-            state = await anyio.to_thread.run_sync(engine.prepare, ask, owner)
+            state = await anyio.to_thread.run_sync(lambda: engine.prepare(ask, owner, site=site))
         except BaseException:
             if claim is not None:
                 await anyio.to_thread.run_sync(claim.release)
@@ -92,6 +96,7 @@ class Idempotency:
             return None
         if not _KEY.match(key):
             raise ValidationException("Idempotency-Key must be 1-255 visible ASCII characters (a UUID, say)")
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from aws_lambda_powertools.utilities.idempotency.exceptions import (
             IdempotencyItemAlreadyExistsError,
             IdempotencyItemNotFoundError,
@@ -188,19 +193,20 @@ async def replayed(answer: dict[str, Any]) -> Events:
 def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersistenceLayer:
     """Powertools' DynamoDB layer when SESSION_STORE resolves to DynamoDB, else ours on the embedded file;
     configured once: the key hashes caller, route and key; the payload hash is the body's."""
+    # deferred, ADR 0071: Powertools (metrics extra only)
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
     layer: BasePersistenceLayer
     if settings.session_backend == "file":
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from assist.memory.idempotency_file import SQLitePersistenceLayer
 
         layer = SQLitePersistenceLayer(settings.sessions.store_file)
     else:
+        # deferred, ADR 0071: Powertools (metrics extra only)
         from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
 
         if dynamodb is None:
-            from assist.aws.clients import client
-
             dynamodb = client("dynamodb", settings)
         layer = DynamoDBPersistenceLayer(settings.idempotency.table, boto3_client=dynamodb)
     config = IdempotencyConfig(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 LOCAL_HEADER = "x-assist-user"
 VERIFIED_SCOPE_KEY = "assist.verified_caller"  # the token guard's verdict, read by `caller`
 OWNER_SCOPE_KEY = "assist.owner"  # the HTTP caller, handed to the MCP tools in the request scope
+VISITOR_SCOPE_KEY = "assist.visitor"  # a widget visitor whose token the widget's guard verified (api/widget.py)
 _USER = re.compile(r"^[A-Za-z0-9_.@:+-]{1,128}$")
 #: signature algorithms a key may name: asymmetric only, so a public key can never serve as an HMAC secret
 ASYMMETRIC = frozenset({"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"})
@@ -34,6 +35,8 @@ JWKS_LIFESPAN_S = 300  # the key set is read again after this (and at once for a
 
 
 def caller(request: Request, settings: Settings) -> str:
+    if visitor := request.scope.get(VISITOR_SCOPE_KEY):  # type: ignore[call-overload]
+        return str(visitor.owner)
     if settings.jwt.jwks_url:
         return request.scope.get(VERIFIED_SCOPE_KEY) or f"jwt:{verified_subject(request, settings)}"
     claims = authorizer_claims(request.scope.get("aws.event"))
@@ -55,12 +58,15 @@ def caller(request: Request, settings: Settings) -> str:
 def token_guard(settings: Settings) -> Callable[[ASGIConnection, BaseRouteHandler], None]:
     """The guard of every route of an app whose settings name JWT_*: runs before the body is read, so an
     unidentified request is a 401 whatever it sends. Open: /healthz, the chat page and its assets
-    (handlers with opt `public`) and the OpenAPI schema."""
+    (handlers with opt `public`) and the OpenAPI schema; a visitor's request the widget's guard let through
+    (it runs first) is not a user's."""
 
     def guard(connection: ASGIConnection, handler: BaseRouteHandler) -> None:
         schema = (connection.app.openapi_config and connection.app.openapi_config.path) or None
         path = connection.scope["path"]
         if handler.opt.get("public") or (schema and (path == schema or path.startswith(schema + "/"))):
+            return
+        if VISITOR_SCOPE_KEY in connection.scope:  # the widget's guard verified a visitor token
             return
         connection.scope[VERIFIED_SCOPE_KEY] = f"jwt:{verified_subject(connection, settings)}"  # type: ignore[literal-required]
 
@@ -78,6 +84,7 @@ def verified_subject(request: ASGIConnection, settings: Settings) -> str:
 
 def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, Any]:
     """The claims of the request's bearer token, verified as `verified_subject` says."""
+    # deferred, ADR 0071: PyJWT (answer extra only)
     import jwt  # PyJWT: on the first request of an app that verifies tokens, not at import
 
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -116,6 +123,7 @@ def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, An
 @functools.lru_cache(maxsize=4)
 def _jwks(url: str) -> PyJWKClient:
     """One key-set client per URL for the process: its cache is what keeps verification local."""
+    # deferred, ADR 0071: PyJWT (answer extra only)
     from jwt import PyJWKClient
 
     return PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_S, timeout=JWKS_TIMEOUT_S)

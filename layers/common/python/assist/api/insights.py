@@ -8,23 +8,17 @@ from litestar import MediaType, Request, get
 
 from assist.api.admin import require_admin
 from assist.api.identity import caller
+from assist.embed.build import lazy_embedder
+from assist.insights.render import build
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
 
 
 def insights_routes(engine: Engine) -> list[Any]:
-    from assist.ask.build import Lazy, lazy_embedder
-
     settings = engine.settings
     embedder = engine.embedder or lazy_embedder(settings)
-
-    def connect() -> Any:
-        from assist.memory.backends import open_store
-
-        return open_store(settings)
-
-    store = Lazy(connect)  # the store SESSION_STORE names; boto3 on the first page, not at start-up
+    store = engine.parts.store  # the engine's: the one SESSION_STORE names, opened on its first use
 
     @get(
         "/insights",
@@ -33,10 +27,8 @@ def insights_routes(engine: Engine) -> list[Any]:
         summary="Questions per type and day, deciding layers, retrieval confidence, degraded reasons, doc gaps",
     )
     def insights(request: Request, days: int = 7) -> str:
-        from assist.insights.render import build
-
         caller(request, settings)  # someone identified, as on every route
         require_admin(request, settings)  # and an admin: the page shows every user's questions
-        return build(settings, store.get(), embedder, days)[0]
+        return build(settings, store(), embedder, days)[0]
 
     return [insights]

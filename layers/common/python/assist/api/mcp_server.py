@@ -22,6 +22,8 @@ from assist.api.answers import cited, engine_fields
 from assist.api.identity import OWNER_SCOPE_KEY
 from assist.contracts import AskRequest
 from assist.errors import AssistError, problem
+from assist.retrieve.documents import list_documents as listing
+from assist.retrieve.documents import whole_document
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -64,6 +66,7 @@ ASK = (
 )
 
 
+# 87 lines: the MCP tools are closures over the engine, registered on one server whose SDK reads their signatures
 def build_server(
     engine: Engine, run_ask: Callable[[AskRequest, str], Any] | None = None, owner: str = "anonymous"
 ) -> MCPServer:
@@ -104,8 +107,6 @@ def build_server(
             str, Field(min_length=1, description="a doc_id (e.g. from search_docs) or an identifier such as ADR-12")
         ],
     ) -> dict[str, Any]:
-        from assist.retrieve.documents import whole_document
-
         retriever = engine.retriever()
         table = retriever.table
         # an identifier names the document the ranking puts first for it (the one Manifest, ADR 0062)
@@ -113,6 +114,7 @@ def build_server(
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
             raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.expr import col, lit
 
         # count_rows takes SQL text only: the expression renders it, quoting the id
@@ -130,8 +132,6 @@ def build_server(
             str | None, Field(description="keep documents whose doc_id, title or type contains this")
         ] = None,
     ) -> dict[str, Any]:
-        from assist.retrieve.documents import list_documents as listing
-
         docs = _index_call(lambda: listing(engine.retriever().table, filter or "", engine.manifest()))
         return {"count": len(docs), "documents": docs}
 

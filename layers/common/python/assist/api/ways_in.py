@@ -1,4 +1,4 @@
-"""The ways in besides /v1/ask (DESIGN.md §2b), registered on the answer app: the OpenAI-compatible
+"""The ways in besides /v1/ask (docs/ways-in.md, ADR 0047), registered on the answer app: the OpenAI-compatible
 routes and the MCP server at /mcp. Imported only by the answer app, so the classify and retrieve
 functions never see them; the MCP SDK (2–4 s of imports here) is loaded by the first /mcp call, not
 by the answer function's cold start (ADR 0047)."""
@@ -45,6 +45,7 @@ def ways_in(
 
 
 def _mcp_handler(engine: Engine, run_ask: Callable[[AskRequest, str], Any], local: bool) -> Any:
+    # deferred, ADR 0071: mcp 1.1 s
     from assist.api.mcp_server import build_server, session_manager
 
     return session_manager(build_server(engine, run_ask), local)

@@ -22,12 +22,14 @@ TABLES: dict[str, Callable[[Settings], str]] = {
     "SessionsTable": lambda s: s.sessions.table,
     "IntentHistoryTable": lambda s: s.sessions.intent_history_table,
     "IdempotencyTable": lambda s: s.idempotency.table,
+    "WidgetTable": lambda s: s.widget.table,
 }
 BUCKET = "DataBucket"
 _TABLE_KEYS = ("AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes", "LocalSecondaryIndexes")
 
 
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    # deferred, ADR 0071: pyyaml (index extra only)
     import yaml
 
     class CfnLoader(yaml.SafeLoader):

@@ -26,6 +26,7 @@ def plain_lr(
     targets: Targets,
     c: float = 1.0,
 ) -> dict[str, Any]:
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from assist.classify.llm import LLMClassifierFailed
 from assist.classify.rules import platform_prefix
-from assist.contracts import IntentEntry, QueryType, Route
+from assist.contracts import IntentEntry, Layer, QueryType, Route
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ log = get_logger(__name__)
 NO_CLASSIFIER_CONFIDENCE = 0.25
 
 
-def route_for(qtype: QueryType, layer: str, confidence: float, reason: str, settings: Settings) -> Route:
+def route_for(qtype: QueryType, layer: Layer, confidence: float, reason: str, settings: Settings) -> Route:
     slot = qtype.model_slot
     model = settings.ollama.model_name if slot == "main" else settings.ollama.light_model
     return Route(type=qtype, layer=layer, confidence=confidence, reason=reason, model_slot=slot, model=model)
@@ -62,17 +62,20 @@ class Cascade:
         layer = self._embedding
         return lambda: layer().embed(message)
 
-    def classify(self, message: str, history: list[IntentEntry], declared: QueryType | None = None) -> Route:
+    def classify(
+        self, message: str, history: list[IntentEntry], declared: QueryType | None = None, llm: bool = True
+    ) -> Route:
+        """`llm=False`: no model call (a widget key past its budget); the LLM layer is skipped as if unset."""
         s = self._settings
         start = time.perf_counter()
         pred: Prediction | None = None
         if declared is not None:
-            route = route_for(declared, "declared", 1.0, "caller-declared query_type", s)
+            route = route_for(declared, Layer.DECLARED, 1.0, "caller-declared query_type", s)
         elif prefix := platform_prefix(message, s.classifier.platform_prefixes):
-            route = route_for(QueryType.PLATFORM, "rules", 1.0, f"platform-injected prefix {prefix!r}", s)
+            route = route_for(QueryType.PLATFORM, Layer.RULES, 1.0, f"platform-injected prefix {prefix!r}", s)
         else:
             pred = self._embedding().predict(message, history) if self._embedding is not None else None
-            route = self._by_content(message, history, pred)
+            route = self._by_content(message, history, pred, llm)
         log.info(
             "classify.decided",
             type=route.type.value,
@@ -86,11 +89,11 @@ class Cascade:
         )
         return route
 
-    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None) -> Route:
+    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None, llm: bool) -> Route:
         s = self._settings
         threshold = s.classifier.confidence_threshold
         if pred is not None and pred.decides(threshold):
-            return route_for(QueryType(pred.label), "embedding", pred.p, _embedding_reason(pred, threshold), s)
+            return route_for(QueryType(pred.label), Layer.EMBEDDING, pred.p, _embedding_reason(pred, threshold), s)
         if pred is not None:
             log.info(
                 "classify.embedding_abstained",
@@ -103,6 +106,8 @@ class Cascade:
 
         if self._llm is None:
             why = "llm off (OLLAMA_HOST unset)"
+        elif not llm:
+            why = "llm off (the site key's model budget is spent)"
         else:
             try:
                 decision = self._llm().classify(message, history)
@@ -114,15 +119,15 @@ class Cascade:
                 reason += ", after a retry)" if decision.attempts > 1 else ")"
                 if pred is not None:
                     reason += f"; embedding best {pred.label} {_abstention(pred, threshold)}"
-                return route_for(decision.type, "llm", 1.0, reason, s)
+                return route_for(decision.type, Layer.LLM, 1.0, reason, s)
 
         if pred is not None:
             reason = f"fallback: {why}; embedding best p={pred.p:.2f}"
             if pred.novel:
                 reason += f", unlike its training (similarity {pred.similarity:.2f})"
-            return route_for(QueryType(pred.label), "fallback", pred.p, reason, s)
+            return route_for(QueryType(pred.label), Layer.FALLBACK, pred.p, reason, s)
         reason = f"fallback: {why}; no embedding model; documentation by default"
-        return route_for(QueryType.RETRIEVAL, "fallback", NO_CLASSIFIER_CONFIDENCE, reason, s)
+        return route_for(QueryType.RETRIEVAL, Layer.FALLBACK, NO_CLASSIFIER_CONFIDENCE, reason, s)
 
 
 def _embedding_reason(pred: Prediction, threshold: float) -> str:

@@ -1,5 +1,5 @@
 """`assist classifier compare`: a change to the routing seed or model, before and after, on the two figures
-that must not drop (issue 26): the cascade's accuracy on the routing holdout with no LLM layer (report-only:
+that must not drop (ADR 0057): the cascade's accuracy on the routing holdout with no LLM layer (report-only:
 it is printed, never used to choose anything) and the seed's topic-clustered cross-validation.
 
 The cross-validation of both seeds clusters and folds the rows they share at the start (the seed grows by
@@ -9,6 +9,8 @@ appending), so both are judged on the same folds of the same rows; its figures a
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from assist.classify.build import build_cascade
 
 if TYPE_CHECKING:
     from assist.classify.data import Example
@@ -32,7 +34,7 @@ def shared_rows(before: list[Example], after: list[Example]) -> int:
 def side(
     seed: list[Example], model_path: str, holdout: list[Example], settings: Settings, embedder: Embedder, rows: int
 ) -> dict[str, Any]:
-    from assist.ask.build import build_cascade
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.classify.evaluate import eval_routing
     from assist.classify.train import cross_validate
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assist.contracts import Layer
 from assist.errors import AssistError
 
 
@@ -99,7 +100,7 @@ def _guess(record: dict) -> str | None:
     itself: it decided the turn (`self_labeled`), or the turn fell back to its best class below the threshold."""
     if record["self_labeled"]:
         return "self_labeled"
-    return "fallback" if record["layer"] == "fallback" else None
+    return "fallback" if record["layer"] == Layer.FALLBACK else None
 
 
 def _by_user(record: dict) -> bool:

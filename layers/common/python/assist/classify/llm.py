@@ -1,4 +1,5 @@
-"""The LLM layer: an Ollama model shown the intent history — never raw messages — and the two rules of seed 001.
+"""The LLM layer: an Ollama model shown the intent history — never raw messages — and the two rules of
+docs/routing.md.
 
 The reply must be exactly one of the four labels (surrounding whitespace, quotes, a final period
 and a `<think>` block are tolerated, nothing else). An invalid reply gets one retry that repeats
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.contracts import QueryType
 from assist.logs import get_logger
+from assist.ollama_client import build_client, call_errors, model_facts
 from assist.thinking import strip_thinking
 
 if TYPE_CHECKING:
@@ -122,8 +124,6 @@ class LLMClassifier:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LLMClassifier:
-        from assist.ollama_client import build_client, call_errors, model_facts
-
         o = settings.ollama
         budget = settings.classifier.llm_timeout_s
         host, model = o.host, o.classifier_model

@@ -1,10 +1,10 @@
 """The embedding classifier's artifact and its inference, with numpy only.
 
-The artifact is one JSON document (never a pickle: loading it runs no code): the classes, a
-linear model over [message embedding | word TF-IDF | character TF-IDF], a temperature that
-calibrates its probabilities, the embedder it was trained with, the threshold, its metrics and
-a hash of its training data. scikit-learn trains it (`assist.classify.train`); nothing here
-imports scikit-learn.
+The artifact is one JSON document read into a typed `Artifact` (`artifact.py`; never a pickle:
+loading it runs no code): the classes, a linear model over [message embedding | word TF-IDF |
+character TF-IDF], a temperature that calibrates its probabilities, the embedder it was trained
+with, the threshold, its metrics and a hash of its training data. scikit-learn trains it
+(`assist.classify.train`); nothing here imports scikit-learn.
 
 Routing models have reference outputs besides their classes: `@inherit:TYPE`, "this message
 refers to the subject of a previous TYPE turn" ("and in Java?" after code, "¿y cuánto me queda?"
@@ -24,22 +24,21 @@ model was trained on: its prediction is `novel`, and the embedding layer abstain
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
 from assist.aws import s3_uri
+from assist.classify.artifact import FORMAT, Artifact, Guard, History
 from assist.classify.features import Block, terms
 from assist.errors import AssistError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-FORMAT = "assist.classifier/1"
 #: the untyped reference output of artifacts trained before ADR 0015, and the prefix of the typed ones
 INHERIT = "@inherit"
 #: a turn of this type acts on the conversation, not on a subject: references look past it
@@ -144,39 +143,32 @@ class Prediction:
 
 
 class ClassifierModel:
-    def __init__(self, doc: dict[str, Any], source: str = "<memory>") -> None:
-        if doc.get("format") != FORMAT:
+    def __init__(self, artifact: Artifact, source: str = "<memory>") -> None:
+        if artifact.format != FORMAT:
             raise ModelError(f"{source} is not a {FORMAT} artifact; train one with `assist classifier train`")
-        self.doc = doc
+        self.artifact = artifact
         self.source = source
-        try:
-            self.classes: tuple[str, ...] = tuple(doc["classes"])
-            self.heads: tuple[str, ...] = tuple(doc["heads"])
-            self.embedder_id: str = doc["embedder"]["id"]
-            self.embedder_dim: int = int(doc["embedder"]["dim"])
-            self.threshold: float = float(doc["threshold"])
-            self.temperature: float = float(doc["calibration"]["temperature"])
-            self.coef = np.asarray(doc["coef"], dtype=np.float64)
-            self.intercept = np.asarray(doc["intercept"], dtype=np.float64)
-            feats = doc["features"]
-            self.embedding_weight = float(feats["embedding"]["weight"])
-            history = feats.get("history")
-            #: P(previous turn of type Y | the message is not a reference), for typed reference heads
-            self.history_prior: dict[str, float] = {
-                str(k): float(v) for k, v in (history.get("prior", {}) if isinstance(history, dict) else {}).items()
-            }
-            self.blocks: list[tuple[str, Block, float, int]] = []
-            offset = self.embedder_dim
-            for name in ("words", "chars"):
-                spec = feats[name]
-                block = Block({t: i for i, t in enumerate(spec["vocab"])}, np.asarray(spec["idf"], dtype=np.float64))
-                self.blocks.append((name, block, float(spec["weight"]), offset))
-                offset += len(block)
-            guard = doc.get("guard")
-            self.centroids = np.asarray(guard["centroids"], dtype=np.float64) if guard else None
-            self.guard_threshold = float(guard["threshold"]) if guard else None
-        except (KeyError, TypeError, ValueError) as exc:  # a truncated or hand-edited document
-            raise ModelError(f"{source} is an incomplete {FORMAT} artifact ({exc!r}); retrain it") from exc
+        self.classes: tuple[str, ...] = tuple(artifact.classes)
+        self.heads: tuple[str, ...] = tuple(artifact.heads)
+        self.embedder_id = artifact.embedder.id
+        self.embedder_dim = artifact.embedder.dim
+        self.threshold = artifact.threshold
+        self.temperature = artifact.calibration.temperature
+        self.coef = _matrix(artifact.coef, "coef", source)
+        self.intercept = np.asarray(artifact.intercept, dtype=np.float64)
+        feats = artifact.features
+        self.embedding_weight = feats.embedding.weight
+        #: P(previous turn of type Y | the message is not a reference), for typed reference heads
+        self.history_prior: dict[str, float] = feats.history.prior if isinstance(feats.history, History) else {}
+        self.blocks: list[tuple[str, Block, float, int]] = []
+        offset = self.embedder_dim
+        for name, spec in (("words", feats.words), ("chars", feats.chars)):
+            block = Block({t: i for i, t in enumerate(spec.vocab)}, np.asarray(spec.idf, dtype=np.float64))
+            self.blocks.append((name, block, spec.weight, offset))
+            offset += len(block)
+        guard = artifact.guard if isinstance(artifact.guard, Guard) else None  # absent before ADR 0041
+        self.centroids = _matrix(guard.centroids, "guard centroids", source) if guard else None
+        self.guard_threshold = guard.threshold if guard else None
         if self.centroids is not None and self.centroids.shape != (len(self.classes), self.embedder_dim):
             raise ModelError(
                 f"{source}: guard centroids are {self.centroids.shape}, "
@@ -184,7 +176,7 @@ class ClassifierModel:
             )
         if self.coef.shape != (len(self.heads), offset):
             raise ModelError(f"{source}: coefficients are {self.coef.shape}, features say {(len(self.heads), offset)}")
-        self.version = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:12]
+        self.version = artifact.version
 
     @property
     def uses_history(self) -> bool:
@@ -250,13 +242,7 @@ class ClassifierModel:
                     "data/routing/seed.jsonl --out <path>`, or set CLASSIFIER_MODEL_PATH=none to run without it"
                 )
             data = p.read_bytes()
-        try:
-            doc = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelError(f"{path} is not JSON ({exc}); a classifier artifact is a JSON document") from exc
-        if not isinstance(doc, dict):
-            raise ModelError(f"{path} is not a {FORMAT} artifact; train one with `assist classifier train`")
-        model = cls(doc, source=path)
+        model = cls(_decode(data, path), source=path)
         if version is not None and model.version != version:
             raise ModelError(
                 f"{path} hashes to version {model.version}, not {version}: the artifact was altered after it was "
@@ -265,7 +251,7 @@ class ClassifierModel:
         return model
 
     def to_bytes(self) -> bytes:
-        return (json.dumps(self.doc, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        return self.artifact.to_bytes()
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
@@ -274,3 +260,29 @@ class ClassifierModel:
         tmp.write_bytes(self.to_bytes())
         tmp.replace(p)  # never a half-written artifact at the path a server loads
         return p
+
+
+def _matrix(rows: list[list[float]], what: str, source: str) -> np.ndarray:
+    try:
+        return np.asarray(rows, dtype=np.float64)
+    except ValueError as exc:  # rows of different lengths: a hand-edited document
+        raise ModelError(f"{source}: {what} rows differ in length; retrain it") from exc
+
+
+def _decode(data: bytes, path: str) -> Artifact:
+    try:
+        return msgspec.json.decode(data, type=Artifact)
+    except msgspec.DecodeError as exc:
+        if not isinstance(exc, msgspec.ValidationError):
+            raise ModelError(f"{path} is not JSON ({exc}); a classifier artifact is a JSON document") from exc
+        try:
+            fmt = msgspec.json.decode(data, type=_Format).format
+        except msgspec.ValidationError:  # not even an object
+            fmt = None
+        if fmt != FORMAT:
+            raise ModelError(f"{path} is not a {FORMAT} artifact; train one with `assist classifier train`") from exc
+        raise ModelError(f"{path} is an incomplete {FORMAT} artifact ({exc}); retrain it") from exc
+
+
+class _Format(msgspec.Struct):
+    format: str | None = None

@@ -1,7 +1,7 @@
 """Deterministic rules, only where the platform itself controls the text.
 
 The platform's dashboard widget injects a fixed prefix; recognising it is exact and free.
-User-written text is never routed by keywords (seed 004: keyword routes bypass reasoning).
+User-written text is never routed by keywords (docs/routing.md: keyword routes bypass reasoning).
 """
 
 from __future__ import annotations

@@ -22,15 +22,26 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
 
+from assist.classify.artifact import (
+    Artifact,
+    Calibration,
+    EmbeddingFeature,
+    Features,
+    Guard,
+    History,
+    TermFeature,
+    Training,
+)
+from assist.classify.artifact import Embedder as ArtifactEmbedder
 from assist.classify.data import Example, examples_digest
 from assist.classify.features import Block, terms
 from assist.classify.gate import Rows, Targets, choose_held
 from assist.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
 from assist.classify.model import (
     CONVERSATIONAL,
-    FORMAT,
     ClassifierModel,
     is_reference_head,
     previous_type,
@@ -150,6 +161,7 @@ def least_alike(vectors: np.ndarray, share: float, block: int = 2048) -> np.ndar
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy import sparse
 
     parts = [sparse.csr_matrix(vectors * WEIGHTS["embedding"])]
@@ -167,6 +179,7 @@ def _fit(
     vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], w: np.ndarray, heads: list[str], c: float
 ):
     """Blocks fitted on these rows only, and the weighted logistic regression; returns (blocks, coef, intercept)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.linear_model import LogisticRegression
 
     blocks = {name: Block.fit([d[name] for d in docs], MIN_DF) for name in ("words", "chars")}
@@ -191,6 +204,7 @@ def _fit_temperature(
     prior: dict[str, float] | None = None,
 ) -> float:
     """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from scipy.optimize import minimize_scalar
 
     prev = [previous_type(e.history_types) for e in examples]
@@ -205,6 +219,7 @@ def _fit_temperature(
 
 
 def _folds(examples: list[Example], y: list[str], k: int):
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.model_selection import StratifiedGroupKFold
 
     groups = [" ".join(e.text.lower().split()) for e in examples]  # one message never on both sides
@@ -257,6 +272,7 @@ def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster
     """Folds that hold out whole topics: k-means clusters of the message embeddings (fitted on the first
     `cluster_rows` rows, or all), every row in its nearest cluster, the clusters dealt to the folds in a random order.
     A proxy for messages about topics the seed does not have (ADR 0013, ADR 0015)."""
+    # deferred, ADR 0071: scikit-learn 1.4 s
     from sklearn.cluster import KMeans
 
     fit_on = vectors if cluster_rows is None else vectors[:cluster_rows]
@@ -356,6 +372,134 @@ def cross_validate(
     return out
 
 
+@dataclass(frozen=True)
+class Calibrated:
+    """What the out-of-fold logits give: the temperature, the CV figures, and for the gate the calibrated
+    probabilities of the training rows and the out-of-fold logits of the guard rows."""
+
+    cv: dict[str, Any]
+    temperature: float = 1.0
+    probs: np.ndarray | None = None
+    guard_logits: np.ndarray | None = None
+
+
+def calibrate(
+    examples: list[Example], t: TrainingSet, c: float, k: int, threshold: float, guard_rows: tuple | None
+) -> Calibrated:
+    """Out-of-fold logits (what the model says about rows it never saw) calibrate the probabilities and give the CV
+    figures; with `guard_rows` (vectors, terms) each out-of-scope row is scored by one fold's model too."""
+    if k < 2:
+        return Calibrated({"folds": k})
+    oof = _oof_logits(t.vectors, t.docs, t.y, t.w, t.heads, c, _folds(examples, t.y, k), guard_rows)
+    oof, guard_oof = oof if guard_rows is not None else (oof, None)
+    temperature = _fit_temperature(oof, t.heads, t.classes, examples, t.prior)
+    prev = [previous_type(e.history_types) for e in examples]
+    raw, _ = resolve(softmax(oof), t.heads, t.classes, prev, t.prior)
+    calibrated, _ = resolve(softmax(oof / temperature), t.heads, t.classes, prev, t.prior)
+    cv = {
+        "folds": k,
+        "uncalibrated": scores(examples, raw, t.classes, threshold),
+        "calibrated": scores(examples, calibrated, t.classes, threshold),
+    }
+    return Calibrated(cv, temperature, calibrated, guard_oof)
+
+
+def gate_thresholds(
+    examples: list[Example],
+    t: TrainingSet,
+    guard: list[Example],
+    guard_vectors: np.ndarray,
+    cal: Calibrated,
+    targets: Targets,
+    guard_figures: dict[str, Any],
+    far_share: float | None = None,
+) -> tuple[float, float, dict[str, Any], dict[str, Any]]:
+    """Both thresholds chosen together by cross-validation over training and guard rows (ADR 0056), the margin
+    set on the `far_share` of training rows least like the others when given (ADR 0085).
+    Returns (probability threshold, guard threshold, the guard's figures, the gate's figures)."""
+    assert cal.probs is not None
+    assert cal.guard_logits is not None
+    _, loo, out = guard_similarities(t.vectors, [e.label for e in examples], t.w, t.classes, guard_vectors)
+    assert out is not None
+    truth = np.array([t.classes.index(e.label) for e in examples])
+    prev = [previous_type(e.history_types) for e in guard]
+    guard_probs, _ = resolve(softmax(cal.guard_logits / cal.temperature), t.heads, t.classes, prev, t.prior)
+    known = Rows(cal.probs.max(axis=1), loo, cal.probs.argmax(axis=1) == truth)
+    far = least_alike(t.vectors, far_share) if far_share else None
+    threshold, guard_threshold, figures = choose_held(known, Rows(guard_probs.max(axis=1), out), targets, far=far)
+    guard_figures = {
+        **guard_figures,
+        **guard_pass_rates(loo, out, guard_threshold),
+        "rule": "chosen with the probability threshold by cross-validation over training and guard rows",
+    }
+    gate = {
+        "targets": {"selective_accuracy": targets.selective_accuracy, "abstention": targets.abstention},
+        "threshold": threshold,
+        "guard_threshold": guard_threshold,
+        **figures,
+    }
+    return threshold, guard_threshold, guard_figures, gate
+
+
+def features(t: TrainingSet, blocks: dict[str, Block], dim: int) -> Features:
+    """The artifact's feature blocks: the embedding, the fitted TF-IDF vocabularies, the history prior."""
+    terms_ = {
+        name: TermFeature(weight=WEIGHTS[name], vocab=list(b.vocab), idf=np.round(b.idf, DIGITS).tolist())
+        for name, b in blocks.items()
+    }
+    method = "typed @inherit heads weighed by Bayes' rule against the own classes"
+    return Features(
+        embedding=EmbeddingFeature(weight=WEIGHTS["embedding"], dim=dim),
+        words=terms_["words"],
+        chars=terms_["chars"],
+        history=History(method=method, prior=t.prior) if t.prior is not None else None,
+    )
+
+
+def training_record(
+    examples: list[Example], t: TrainingSet, guard: list[Example] | None, sources: list | None, c: float, started: float
+) -> Training:
+    return Training(
+        rows=len(examples),
+        heads=dict(sorted(Counter(t.y).items())),
+        data_sha256=examples_digest(examples),
+        sources=sources or [],
+        guard_rows=len(guard or []),
+        guard_sha256=examples_digest(guard) if guard else None,
+        c=c,
+        min_df=MIN_DF,
+        trained_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        seconds=round(time.perf_counter() - started, 1),
+    )
+
+
+def artifact_of(
+    t: TrainingSet,
+    embedder: Embedder,
+    fitted: tuple[dict[str, Block], np.ndarray, np.ndarray],
+    threshold: float,
+    temperature: float,
+    guard: Guard,
+    training: Training,
+    metrics: dict[str, Any],
+) -> Artifact:
+    """The final model (`_fit` on every row: blocks, coefficients, intercepts) as its artifact."""
+    blocks, coef, intercept = fitted
+    return Artifact(
+        classes=t.classes,
+        heads=t.heads,
+        embedder=ArtifactEmbedder(id=embedder.id, dim=embedder.dim),
+        threshold=threshold,
+        calibration=Calibration(temperature=round(temperature, DIGITS)),
+        features=features(t, blocks, embedder.dim),
+        guard=guard,
+        coef=np.round(coef, DIGITS).tolist(),
+        intercept=np.round(intercept, DIGITS).tolist(),
+        training=training,
+        metrics=metrics,
+    )
+
+
 def train(
     examples: list[Example],
     embedder: Embedder,
@@ -374,109 +518,31 @@ def train(
     meet them at the highest coverage (ADR 0056), instead of `threshold` and Youden's cut; `far_share`: the margin
     is set on that share of the training rows least like the others (ADR 0085)."""
     started = time.perf_counter()
-    classes = sorted({e.label for e in examples})
-    if len(classes) < 2:
+    if len(classes := sorted({e.label for e in examples})) < 2:
         raise ValueError(f"training needs at least two labels; got {classes}")
     t = TrainingSet.of(examples, embedder)
     log.info("classifier.train_embedded", rows=len(examples), seconds=round(time.perf_counter() - started, 1))
-
-    # Out-of-fold logits: what the model says about rows it never saw, for calibration and metrics.
     k = min(folds, min(Counter(t.y).values()))
-    cv: dict[str, Any] = {"folds": k}
-    temperature = 1.0
     guard_vectors = embedder.embed([e.text for e in guard]) if guard else None
-    gated = targets is not None and guard_vectors is not None and k >= 2
-    if k >= 2:
-        extra = (guard_vectors, [terms(e.text) for e in guard]) if gated and guard else None
-        oof = _oof_logits(t.vectors, t.docs, t.y, t.w, t.heads, c, _folds(examples, t.y, k), extra)
-        oof, guard_oof = oof if extra is not None else (oof, None)
-        temperature = _fit_temperature(oof, t.heads, t.classes, examples, t.prior)
-        prev = [previous_type(e.history_types) for e in examples]
-        raw, _ = resolve(softmax(oof), t.heads, t.classes, prev, t.prior)
-        calibrated, _ = resolve(softmax(oof / temperature), t.heads, t.classes, prev, t.prior)
-        cv["uncalibrated"] = scores(examples, raw, t.classes, threshold)
-        cv["calibrated"] = scores(examples, calibrated, t.classes, threshold)
+    gated = targets is not None and bool(guard) and guard_vectors is not None and k >= 2
+    cal = calibrate(examples, t, c, k, threshold, (guard_vectors, [terms(e.text) for e in guard]) if gated else None)
 
-    blocks, coef, intercept = _fit(t.vectors, t.docs, t.y, t.w, t.heads, c)
+    fitted = _fit(t.vectors, t.docs, t.y, t.w, t.heads, c)
     centroids, guard_threshold, guard_figures = fit_guard(
         t.vectors, [e.label for e in examples], t.w, t.classes, guard_vectors
     )
-    gate: dict[str, Any] | None = None
-    if gated and guard and targets is not None and guard_oof is not None:
-        _, loo, out = guard_similarities(t.vectors, [e.label for e in examples], t.w, t.classes, guard_vectors)
-        assert out is not None
-        truth = np.array([t.classes.index(e.label) for e in examples])
-        guard_probs, _ = resolve(
-            softmax(guard_oof / temperature),
-            t.heads,
-            t.classes,
-            [previous_type(e.history_types) for e in guard],
-            t.prior,
+    metrics: dict[str, Any] = {"cv": cal.cv, "guard": guard_figures}
+    if gated:
+        threshold, guard_threshold, metrics["guard"], metrics["gate"] = gate_thresholds(
+            examples, t, guard, guard_vectors, cal, targets, guard_figures, far_share
         )
-        known = Rows(calibrated.max(axis=1), loo, calibrated.argmax(axis=1) == truth)
-        unknown = Rows(guard_probs.max(axis=1), out)
-        far = least_alike(t.vectors, far_share) if far_share else None
-        threshold, guard_threshold, gate = choose_held(known, unknown, targets, far=far)
-        guard_figures = {
-            **guard_figures,
-            **guard_pass_rates(loo, out, guard_threshold),
-            "rule": "chosen with the probability threshold by cross-validation over training and guard rows",
-        }
-        gate = {
-            "targets": {"selective_accuracy": targets.selective_accuracy, "abstention": targets.abstention},
-            "threshold": threshold,
-            "guard_threshold": guard_threshold,
-            **gate,
-        }
-    doc = {
-        "format": FORMAT,
-        "classes": t.classes,
-        "heads": t.heads,
-        "embedder": {"id": embedder.id, "dim": embedder.dim},
-        "threshold": threshold,
-        "calibration": {"method": "temperature", "temperature": round(temperature, DIGITS)},
-        "features": {
-            "embedding": {"weight": WEIGHTS["embedding"], "dim": embedder.dim},
-            **{
-                name: {
-                    "weight": WEIGHTS[name],
-                    "vocab": list(b.vocab),
-                    "idf": np.round(b.idf, DIGITS).tolist(),
-                }
-                for name, b in blocks.items()
-            },
-            "history": (
-                {"method": "typed @inherit heads weighed by Bayes' rule against the own classes", "prior": t.prior}
-                if t.prior is not None
-                else None
-            ),
-        },
-        "guard": {
-            "method": "centroid-cosine",
-            "threshold": guard_threshold,
-            "centroids": np.round(centroids, DIGITS).tolist(),
-        },
-        "coef": np.round(coef, DIGITS).tolist(),
-        "intercept": np.round(intercept, DIGITS).tolist(),
-        "training": {
-            "rows": len(examples),
-            "heads": dict(sorted(Counter(t.y).items())),
-            "data_sha256": examples_digest(examples),
-            "sources": sources or [],
-            "guard_rows": len(guard or []),
-            "guard_sha256": examples_digest(guard) if guard else None,
-            "C": c,
-            "min_df": MIN_DF,
-            "trained_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "seconds": round(time.perf_counter() - started, 1),
-        },
-        "metrics": {"cv": cv, "guard": guard_figures, **({"gate": gate} if gate else {})},
-    }
-    model = ClassifierModel(doc)
-    if holdout:
-        doc["metrics"]["holdout"] = evaluate(model, holdout, embedder.embed([e.text for e in holdout]))
-        model = ClassifierModel(doc)
-    return model, doc["metrics"]
+    guard_part = Guard(threshold=guard_threshold, centroids=np.round(centroids, DIGITS).tolist())
+    record = training_record(examples, t, guard, sources, c, started)
+    artifact = artifact_of(t, embedder, fitted, threshold, cal.temperature, guard_part, record, metrics)
+    if holdout:  # scored by the artifact itself: the figures are those of the file that ships
+        figures = evaluate(ClassifierModel(artifact), holdout, embedder.embed([e.text for e in holdout]))
+        artifact = msgspec.structs.replace(artifact, metrics={**metrics, "holdout": figures})
+    return ClassifierModel(artifact), artifact.metrics
 
 
 def evaluate(model: ClassifierModel, examples: list[Example], vectors: np.ndarray) -> dict[str, Any]:

@@ -13,6 +13,7 @@ MODULES = [
     "export",
     "insights",
     "mcp",
+    "keys",
     "doctor",
 ]
 #: the entry-point group an installed distribution registers more subcommand modules under

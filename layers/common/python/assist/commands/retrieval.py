@@ -72,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.aws.clients import index_s3
     from assist.embed import build_embedder
     from assist.retrieve.evaluate import METRICS, evaluate
@@ -105,6 +106,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_uncertain(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.errors import AssistError
     from assist.retrieve.evaluate_verdict import DataSet, gather, load, save
     from assist.retrieve.evaluate_verdict import report as verdict_report
@@ -129,6 +131,7 @@ def run_uncertain(args: argparse.Namespace) -> int:
             DataSet(spec[0], spec[1], spec[2], tuple(spec[3:]), tuple(f for n, f in args.absent if n == spec[0]))
             for spec in args.set
         ]
+        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
         from assist.embed import build_embedder
 
         found, cost = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
@@ -179,6 +182,7 @@ def print_uncertain(result: dict) -> None:
 
 
 def run_docs_corpus(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.retrieve.beir import docs_corpus
 
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in docs_corpus(args.path))

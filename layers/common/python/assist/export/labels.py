@@ -23,13 +23,18 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from assist import metrics
+from assist.aws.clients import client
+from assist.contracts import Layer
+from assist.export.hash_key import hash_key
 from assist.export.redact import redact
+from assist.export.sink import open_sink
 from assist.logs import get_logger
+from assist.memory.backends import open_store
 from assist.memory.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
-    from assist.memory.store import Store
+    from assist.memory.store import ExportWatermark, SessionStore, Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -59,11 +64,13 @@ def part_name(day: str, start: str, end: str) -> str:
 
 
 class LabelExporter:
-    """The export of one session store's intent history (either backend: `Store`) into a sink."""
+    """The export of one session store's intent history (either backend) into a sink, from where its
+    `ExportWatermark` says the last export ended."""
 
-    def __init__(self, settings: Settings, store: Store, sink: Sink) -> None:
+    def __init__(self, settings: Settings, store: SessionStore, sink: Sink) -> None:
         self._s = settings
-        self._store = store
+        self._store: Store = store
+        self._mark: ExportWatermark = store
         self._sink = sink
         self._units_before = 0.0
 
@@ -71,7 +78,7 @@ class LabelExporter:
         t0 = time.perf_counter()
         self._units_before = self._store.read_units
         now = now or datetime.now(UTC)
-        mark = self._store.export_mark()
+        mark = self._mark.export_mark()
         pending = mark.get("pending")
         start = (
             pending["start"]
@@ -99,11 +106,11 @@ class LabelExporter:
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
         if not pending:
-            self._store.claim_export(mark.get("watermark"), start, end, sorted(parts))
+            self._mark.claim_export(mark.get("watermark"), start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))
-        self._store.commit_export(end)
+        self._mark.commit_export(end)
         result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
 
@@ -118,8 +125,6 @@ class LabelExporter:
         return out
 
     def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from assist.export.hash_key import hash_key
-
         records, key = [], hash_key(self._s)
         for e in sorted(entries, key=lambda e: e[EXPORT_KEY]):
             sid = session_hash(e["session_id"], key)
@@ -135,7 +140,7 @@ class LabelExporter:
                     "layer": e["layer"],
                     "confidence": float(e["confidence"]),
                     # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
-                    "self_labeled": e["layer"] == "embedding",
+                    "self_labeled": e["layer"] == Layer.EMBEDDING,
                     "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
                     **user_label(e),
                     # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
@@ -188,11 +193,7 @@ def _iso(t: datetime) -> str:
 
 def run_export(settings: Settings, force: bool = False) -> ExportResult:
     """The export as the CLI, the scheduled function and its HTTP route run it: clients from the settings."""
-    from assist.aws.clients import client
-    from assist.export.sink import open_sink
-
     uri = settings.export.dir
-    from assist.memory.backends import open_store
 
     sink = open_sink(uri, client("s3", settings) if uri.startswith("s3://") else None)
     return LabelExporter(settings, open_store(settings), sink).run(force=force)

@@ -15,6 +15,7 @@ def split(text: str) -> tuple[dict[str, Any], str]:
     m = _BLOCK.match(text)
     if not m:
         return {}, text
+    # deferred, ADR 0071: pyyaml (index extra only)
     import yaml  # only documents with front matter pay for the import
 
     try:

@@ -67,6 +67,7 @@ class _S3Lease:
         self.bucket, self.key = s3_uri.beside(uri, LOCK_NAME)
 
     def create(self, body: str) -> bool:
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import ClientError
 
         try:
@@ -78,6 +79,7 @@ class _S3Lease:
             raise
 
     def read(self) -> dict[str, Any] | None:
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import ClientError
 
         try:

@@ -1,4 +1,4 @@
-"""The corpus manifest (seed 004): one compact entry per indexed document — id, path, title, type, key
+"""The corpus manifest (ADR 0042): one compact entry per indexed document — id, path, title, type, key
 front-matter fields, identifiers, headings — so questions about the corpus itself ("how many ADRs?",
 "does ADR.50 exist?") and named documents can be answered from what exists, not from top-k chunks.
 
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist.index import frontmatter
-from assist.index.identifiers import document_identifiers
+from assist.index.identifiers import document_identifiers, mentions, normalize
+from assist.language import fold
 
 if TYPE_CHECKING:
     from assist.index.chunking import DocChunk, Document
@@ -89,6 +90,7 @@ def entry_from_chunks(doc_id: str, chunks: list[DocChunk]) -> Entry:
 def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str, str]) -> int:
     """Bring the manifest table in line with these entries ({doc_id: entry}, hashes by doc_id): changed
     and new rows replaced, missing ones deleted. Returns the number of rows written or deleted."""
+    # deferred, ADR 0071: pyarrow 0.17 s
     import pyarrow as pa
 
     name = table_name(index_table)
@@ -108,6 +110,7 @@ def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str
     if table is None:
         db.create_table(name, data=rows, schema=schema)
         return len(rows)
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.expr import col
 
     stale = changed + removed
@@ -126,3 +129,23 @@ def read(db: Any, index_table: str) -> list[Entry] | None:
     column = db.open_table(name).to_arrow().column("entry").to_pylist()
     decoder = msgspec.json.Decoder(Entry)
     return sorted((decoder.decode(e) for e in column), key=lambda e: e.id)
+
+
+def line(e: Entry) -> str:
+    """One manifest entry as one prompt line: what it is called, what it is, where it is."""
+    facts = [f"{k}: {v}" for k, v in e.fields.items()]
+    path = e.path or e.id
+    if e.type and not path.lower().startswith(f"{e.type}/"):  # a folder named in the path is not said twice
+        facts.append(f"type: {e.type}")
+    facts += [f"path: {path}"]
+    return f"- {name(e)} ({'; '.join(facts)})"
+
+
+def name(e: Entry) -> str:
+    """What a document is called, its label said once: 'ADR.12 — Use CIM', but 'ADR 0003 — template.yaml
+    is …' alone when the title already opens with (or holds) its label."""
+    if not e.label:
+        return e.title
+    key = normalize(e.label)
+    said = key in mentions(e.title) if key else fold(e.label) in fold(e.title)
+    return e.title if said else f"{e.label} — {e.title}"

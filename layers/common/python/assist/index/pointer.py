@@ -33,6 +33,7 @@ def live_uri(root: str, s3: Any = None) -> str:
 
 def read(root: str, s3: Any = None) -> dict[str, Any] | None:
     if root.startswith("s3://"):
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import ClientError
 
         bucket, key = s3_uri.beside(root, POINTER)

@@ -1,16 +1,19 @@
 """The LanceDB chunk table: open it (local directory or s3://), build it, keep it current.
 
-The table's schema metadata records which embedder built it, so a query with another
-embedder is refused instead of returning meaningless neighbours.
+One declaration of the table's columns, `ChunkRow`: the schema, the rows written and the columns read all
+come from it (ADR 0076). The table's schema metadata records which embedder built it, so a query with
+another embedder is refused instead of returning meaningless neighbours.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from assist import metrics
 from assist.embed.base import check_same
@@ -35,6 +38,36 @@ FTS_TOKENIZER_OPTIONS = ("stem", "remove_stop_words", "ascii_folding")
 DELETE_BATCH = 500
 
 
+class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
+    """A row of the chunk table; its fields, in this order, are the table's columns."""
+
+    id: str
+    doc_id: str
+    title: str
+    heading: str
+    source: str
+    ordinal: int
+    doc_hash: str
+    text: str
+    url: str
+    content: str  # FTS_COLUMN: what is embedded and full-text indexed (`DocChunk.content`)
+    vector: list[float]  # `embedder.dim` float32s
+
+    @classmethod
+    def of(cls, chunk: DocChunk, doc_hash: str, vector: list[float]) -> ChunkRow:
+        return cls(
+            **{c: getattr(chunk, c) for c in CHUNK_COLUMNS}, doc_hash=doc_hash, content=chunk.content, vector=vector
+        )
+
+    def row(self) -> dict[str, Any]:
+        """The row as LanceDB writes it."""
+        return msgspec.structs.asdict(self)
+
+
+#: the columns a `DocChunk` is read back from
+CHUNK_COLUMNS = tuple(f.name for f in fields(DocChunk))
+
+
 class IndexUnavailable(AssistError, RuntimeError):
     """The index is missing, empty, or unusable; the message says which and what to do."""
 
@@ -53,6 +86,7 @@ class IngestStats:
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    # deferred, ADR 0071: lancedb 3.1 s
     import lancedb
 
     if not uri.startswith("s3://"):
@@ -61,24 +95,16 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
 
 
 def schema(embedder: Embedder) -> Any:
+    """`ChunkRow` as the table's Arrow schema, with the embedder that fills its vectors."""
+    # deferred, ADR 0071: pyarrow 0.17 s
     import pyarrow as pa
 
-    return pa.schema(
-        [
-            pa.field("id", pa.string()),
-            pa.field("doc_id", pa.string()),
-            pa.field("title", pa.string()),
-            pa.field("heading", pa.string()),
-            pa.field("source", pa.string()),
-            pa.field("ordinal", pa.int32()),
-            pa.field("doc_hash", pa.string()),
-            pa.field("text", pa.string()),
-            pa.field("url", pa.string()),
-            pa.field(FTS_COLUMN, pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), embedder.dim)),
-        ],
-        metadata={META_EMBEDDER: embedder.id.encode(), META_DIM: str(embedder.dim).encode()},
-    )
+    arrow = {str: pa.string(), int: pa.int32()}
+    columns = [
+        pa.field(f.name, pa.list_(pa.float32(), embedder.dim) if f.name == "vector" else arrow[f.type])
+        for f in msgspec.structs.fields(ChunkRow)
+    ]
+    return pa.schema(columns, metadata={META_EMBEDDER: embedder.id.encode(), META_DIM: str(embedder.dim).encode()})
 
 
 def open_table(settings: Settings, embedder: Embedder, db: Any = None) -> Any:
@@ -149,16 +175,17 @@ def write(
 def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.expr import col
 
-    cols = ["id", "doc_id", "title", "heading", "source", "ordinal", "doc_hash", "text", "url"]
+    cols = [*CHUNK_COLUMNS, "doc_hash"]
     for i in range(0, len(doc_ids), DELETE_BATCH):
         rows = (
             table.search().where(col("doc_id").isin(doc_ids[i : i + DELETE_BATCH])).select(cols).limit(None).to_list()
         )
         for r in sorted(rows, key=lambda r: (r["doc_id"], r["ordinal"])):
             _, chunks = out.setdefault(r["doc_id"], (r["doc_hash"], []))
-            chunks.append(DocChunk(*(r[c] for c in cols if c != "doc_hash")))
+            chunks.append(DocChunk(**{c: r[c] for c in CHUNK_COLUMNS}))
     return out
 
 
@@ -195,6 +222,7 @@ def _sync(
     if table is None:
         table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
     else:
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.expr import col
 
         stale = changed + removed
@@ -224,6 +252,7 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
     (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
     if table is None or not doc_ids:
         return {}
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.expr import col
 
     out: dict[str, list[float]] = {}
@@ -242,6 +271,7 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
 def _embed_rows(
     chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
 ) -> list[dict[str, Any]]:
+    # deferred, ADR 0071: tqdm 0.03 s (index extra only)
     from tqdm import tqdm
 
     step = 32
@@ -252,22 +282,7 @@ def _embed_rows(
             known |= dict(zip(batch, (v.tolist() for v in embedder.embed(batch)), strict=True))
             bar.update(len(batch))
     log.info("index.embedded", chunks=len(chunks), embedded=len(todo))
-    return [
-        {
-            "id": c.id,
-            "doc_id": c.doc_id,
-            "title": c.title,
-            "heading": c.heading,
-            "source": c.source,
-            "ordinal": c.ordinal,
-            "doc_hash": h,
-            "text": c.text,
-            "url": c.url,
-            FTS_COLUMN: c.content,
-            "vector": known[c.content],
-        }
-        for h, c in chunks
-    ]
+    return [ChunkRow.of(c, h, known[c.content]).row() for h, c in chunks]
 
 
 def fts_options(settings: Settings) -> dict[str, bool]:

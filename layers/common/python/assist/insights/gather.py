@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import InvalidRequest
+from assist.contracts import Confidence, InvalidRequest, Layer
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 MAX_DAYS = 90
 LAYERS = ("declared", "rules", "embedding", "llm", "fallback", "default")
-#: retrieval confidences that mean the docs did not answer: their questions are documentation gaps
-WEAK = frozenset({"low", "none"})
 NOT_SEARCHED = "not searched"
 
 
@@ -75,9 +73,22 @@ class Gathered:
             e
             for e in self.entries
             if e.get("uncertain")
-            or e.get("retrieval_confidence") in WEAK
+            or _weak(e.get("retrieval_confidence"))
             or (e.get("feedback") or {}).get("rating") == "down"
         ]
+
+    def sites(self, pages: int = 10) -> dict[str, dict[str, Any]]:
+        """The widget's questions per site key, most first, each with the pages its visitors asked from (the
+        `pages` most frequent)."""
+        by_key: dict[str, Counter[str]] = {}
+        for e in self.entries:
+            if key := e.get("site_key"):
+                by_key.setdefault(key, Counter())[e.get("page") or ""] += 1
+        ranked = sorted(by_key.items(), key=lambda kv: -sum(kv[1].values()))
+        return {
+            key: {"questions": sum(c.values()), "pages": {p: n for p, n in c.most_common(pages) if p}}
+            for key, c in ranked
+        }
 
     def summary(self) -> dict[str, Any]:
         n = len(self.entries)
@@ -90,13 +101,15 @@ class Gathered:
             "truncated": self.truncated,
             "per_day": {d: dict(c) for d, c in self.per_day().items()},
             "layers": dict(layers.most_common()),
-            "llm_share": round(layers["llm"] / n, 4) if n else None,
+            "llm_share": round(layers[Layer.LLM] / n, 4) if n else None,
             "retrieval_confidence": dict(self.counts("retrieval_confidence", NOT_SEARCHED).most_common()),
             "degraded": dict(self.degraded().most_common()),
             "ratings": dict(self.ratings()),
             "gap_questions": len(self.gaps()),
             # answers that said the docs do not cover the question, by reason
             "uncertain": dict(Counter(str(e["uncertain"]) for e in self.entries if e.get("uncertain")).most_common()),
+            # the widget's questions per site key, and the pages its visitors asked from (docs/widget.md)
+            "sites": self.sites(),
             "read": {"queries": self.queries, "read_units": round(self.read_units, 2), "seconds": self.seconds},
         }
 
@@ -125,3 +138,11 @@ def gather(
     out.seconds = round(time.perf_counter() - t0, 3)
     log.info("insights.gathered", days=days, entries=len(out.entries), queries=out.queries, read_units=out.read_units)
     return out
+
+
+def _weak(confidence: str | None) -> bool:
+    """Retrieval too weak to call the docs' answer found: the question is a documentation gap."""
+    try:
+        return Confidence(confidence).weak
+    except ValueError:  # not searched (None), or a value no longer known
+        return False

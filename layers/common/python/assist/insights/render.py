@@ -10,6 +10,8 @@ from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from assist.insights.gather import gather
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -42,7 +44,7 @@ h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #e
 .figures b{display:block;font-size:1.4em}svg{max-width:100%;height:auto}text{font-size:12px;fill:#2d3748}
 .legend span{display:inline-block;margin-right:12px}.legend i{display:inline-block;width:10px;height:10px;
 margin-right:4px}.gap{border-left:4px solid #c53030;padding:4px 12px;margin:12px 0;background:#fff5f5}
-.gap ul{margin:4px 0}.note{color:#4a5568;font-size:.9em}
+.gap ul{margin:4px 0}.note{color:#4a5568;font-size:.9em}.pages{overflow-wrap:anywhere}
 svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 """
 
@@ -50,8 +52,8 @@ svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 def build(settings: Settings, store: Store, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
     """The page and its figures for the last `days` days of the session store's history (the embedder is
     loaded only when there are gaps)."""
+    # deferred, ADR 0071: numpy 0.13 s
     from assist.insights.gaps import clusters
-    from assist.insights.gather import gather
 
     g = gather(settings, store, days)
     questions = [e["message"] for e in g.gaps()]
@@ -91,6 +93,8 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         _hbars(Counter(s["retrieval_confidence"]), "retrieval confidence"),
         "<h2>Degraded answers, by reason</h2>",
         _hbars(Counter(s["degraded"]), "degraded reasons") if s["degraded"] else "<p>None in this window.</p>",
+        "<h2>The widget: questions per site key</h2>",
+        _sites(s["sites"]),
         "<h2>Documentation gaps</h2>",
         "<p class=note>Questions the answer said the docs do not cover, whose retrieval confidence was low or none, "
         f"or that were rated not helpful ({_thumb('down')}), grouped by topic "
@@ -159,6 +163,17 @@ def _hbars(counts: Counter[str], what: str) -> str:
             f'<text x="{LABEL_W + w + 6}" y="{y + 14}">{n} ({n / total:.0%})</text>'
         )
     out.append("</svg>")
+    return "".join(out)
+
+
+def _sites(sites: dict[str, dict[str, Any]]) -> str:
+    """Each site key's questions, and the pages of its site they were asked from."""
+    if not sites:
+        return "<p>No widget questions in this window.</p>"
+    out = [_hbars(Counter({k: v["questions"] for k, v in sites.items()}), "questions per site key")]
+    for key, site in sites.items():
+        pages = "".join(f"<li>{escape(p)} · {n}</li>" for p, n in site["pages"].items())
+        out.append(f"<p class=note><b>{escape(key)}</b>: asked from</p><ul class=pages>{pages or '<li>–</li>'}</ul>")
     return "".join(out)
 
 

@@ -17,12 +17,23 @@ import random
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from assist.aws.capacity import batch_get_units, query_units
 from assist.logs import get_logger
 from assist.memory.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.memory.store import BUSY, ExportBusy, Page, Store, StoreUnavailable, Turn, TurnNotFound, guarded, turn_items
+from assist.memory.store import (
+    BUSY,
+    ExportBusy,
+    Page,
+    SessionStore,
+    StoreUnavailable,
+    Turn,
+    TurnNotFound,
+    guarded,
+    turn_items,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -61,10 +72,11 @@ def advice(cause: BaseException, endpoint: str | None, table: str) -> tuple[str,
     return code, hint.format(endpoint=endpoint or "AWS", table=table) if hint else None
 
 
-class DynamoDBStore(Store):
+class DynamoDBStore(SessionStore):
     """The sessions and intent-history tables of one deployment (or the local stack's moto)."""
 
     def __init__(self, client: DynamoDBClient, sessions_table: str, history_table: str, ttl_days: int = 30) -> None:
+        # deferred, ADR 0071: boto3 0.1 s (aws extra only)
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self._db = client
@@ -77,6 +89,7 @@ class DynamoDBStore(Store):
         self.read_units = 0.0
 
     def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        # deferred, ADR 0071: botocore (aws extra only)
         from botocore.exceptions import BotoCoreError, ClientError
 
         return advice(exc, self.endpoint, self._sessions) if isinstance(exc, ClientError | BotoCoreError) else None
@@ -285,7 +298,29 @@ class DynamoDBStore(Store):
         return {"session_id": {"S": WATERMARK[0]}, "turn": {"N": str(WATERMARK[1])}}
 
     def _typed(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._ser.serialize(v) for k, v in item.items() if v is not None}
+        """A plain item in DynamoDB's attribute values (its numbers are Decimal)."""
+        return {k: self._ser.serialize(_decimals(v)) for k, v in item.items() if v is not None}
 
     def _plain(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {k: self._de.deserialize(v) for k, v in item.items()}
+        """An item read as plain values: DynamoDB's Decimal numbers become int or float here, never further."""
+        return {k: _numbers(self._de.deserialize(v)) for k, v in item.items()}
+
+
+def _decimals(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _decimals(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decimals(v) for v in value]
+    return value
+
+
+def _numbers(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value

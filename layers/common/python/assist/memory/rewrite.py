@@ -1,4 +1,4 @@
-"""Follow-ups that lean on earlier turns become standalone search queries (seed 003).
+"""Follow-ups that lean on earlier turns become standalone search queries (docs/answering.md).
 
 "and how do I do that in the other SDK?" searched as-is finds nothing useful; the rewrite
 puts back the subject from the conversation. The LLM rewrites when it is reachable; otherwise
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from assist.answer.llm import LLMUnavailable
 from assist.contracts import IntentEntry, QueryType
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ def llm_rewrite(
 def query_line(slots: ModelSlots, system: str, user: str, deadline: float | None = None) -> str | None:
     """The light slot's one-line search query for this prompt, by `deadline`; None when no model answered usably.
     A query needs no reasoning: the call does not think unless REWRITE_THINK says so (ADR 0078)."""
-    from assist.answer.llm import LLMUnavailable
-
     messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
     think = slots.rewrite_think
     tokens = QUERY_TOKENS if think == "false" else QUERY_TOKENS_THINKING

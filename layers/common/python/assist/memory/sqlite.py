@@ -31,7 +31,16 @@ from typing import Any
 
 from assist.logs import get_logger
 from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.memory.store import BUSY, ExportBusy, Page, Store, Turn, TurnNotFound, guarded, turn_items
+from assist.memory.store import (
+    BUSY,
+    ExportBusy,
+    Page,
+    SessionStore,
+    Turn,
+    TurnNotFound,
+    guarded,
+    turn_items,
+)
 
 log = get_logger(__name__)
 SESSIONS, HISTORY = "sessions", "intent_history"
@@ -51,7 +60,7 @@ PAGE_ROWS = 1000  # a history page: the size of a DynamoDB page of small items
 NEVER = 2**62  # the export's watermark row never expires
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SessionStore):
     """The `Store` interface over one SQLite file."""
 
     def __init__(self, path: str | Path, ttl_days: int = 30) -> None:
@@ -269,4 +278,4 @@ def write_lock(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def _dump(item: dict[str, Any]) -> str:
-    return json.dumps(item, ensure_ascii=False, default=float)  # Decimal confidences as numbers
+    return json.dumps(item, ensure_ascii=False)

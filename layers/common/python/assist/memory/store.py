@@ -16,13 +16,15 @@ backend supplies reads and conditional writes.
 from __future__ import annotations
 
 import functools
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from assist.contracts import IntentEntry, QueryType
+import msgspec
+
+from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError, Unavailable
 from assist.logs import get_logger
 from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
@@ -30,7 +32,7 @@ from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, ex
 log = get_logger(__name__)
 P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S", bound="Store")
+S = TypeVar("S", bound="Backend")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 
@@ -110,15 +112,48 @@ class Turn:
     entry: IntentEntry
     owner: str = "anonymous"
     sources: list[str] = field(default_factory=list)
-    degraded: list[str] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
     history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
-    retrieval_confidence: str | None = None  # None: the turn did not search the docs
-    uncertain: str | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
+    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
+    page: str | None = None  # and the page of the site it was asked on
+
+
+class TurnRecord(msgspec.Struct):
+    """A stored turn as the engine (`recent`) and its owner (`transcript`) read it back."""
+
+    turn: int
+    message: str
+    answer: str
+    type: QueryType
+    owner: str = "anonymous"
+    layer: Layer = Layer.UNKNOWN
+    confidence: float = 0.0
+    sources: list[str] = msgspec.field(default_factory=list)
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
+    created_at: str = ""
+    feedback: Feedback | None = None
+
+
+class IntentRecord(msgspec.Struct):
+    """A stored intent-history entry, as a transcript shows it."""
+
+    turn: int
+    type: QueryType
+    topic: str
+    layer: Layer = Layer.UNKNOWN
+    confidence: float = 0.0
+
+
+def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
+    """A backend's plain items (JSON values: no Decimal) as typed records; extra fields are left out."""
+    return [msgspec.convert(i, kind, strict=False) for i in items]
 
 
 @dataclass
 class Page:
-    """One page of a day's intent history, as plain items, and what reading it cost (DynamoDB read
+    """One page of a day's intent history, as plain items (JSON values), and what reading it cost (DynamoDB read
     units, estimated; a file costs none)."""
 
     items: list[dict[str, Any]]
@@ -130,24 +165,25 @@ def topic_of(message: str) -> str:
     return " ".join(message.split())[:TOPIC_CHARS]
 
 
-def intent_entries(items: list[dict[str, Any]]) -> list[IntentEntry]:
-    """The intent history as the classifier sees it, from the sessions table's turn items."""
-    return [
-        IntentEntry(
-            type=QueryType(i["type"]),
-            topic=topic_of(i["message"]),
-            layer=i.get("layer", ""),
-            confidence=float(i.get("confidence", 0)),
-        )
-        for i in items
-    ]
+def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
+    """The intent history as the classifier sees it, from the sessions table's turns."""
+    return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
 
 
-class Store:
+class Backend(ABC):
+    """What `guarded` asks of a backend, the sessions' (`Store`) or the widget's (`WidgetStore`)."""
+
+    @abstractmethod
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
+
+
+class Store(Backend):
     """What the engine, the API, the export and the insights page rely on, whichever backend keeps the data.
 
-    Items are plain dicts: a sessions item per turn (`turn_items`), its intent-history twin, and
-    a header (turn 0) per session with its owner and turn counter. Guarantees, per backend:
+    A backend keeps plain items (JSON values): a sessions item per turn (`turn_items`), its intent-history twin,
+    and a header (turn 0) per session with its owner and turn counter; readers outside get typed records.
+    Guarantees, per backend:
     `begin_turn` is an atomic counter; a turn's two items are written together or not at all and
     only once (`append_turn`: a retry of the same request is recognised, a different request's
     turn is a TurnConflict); another owner's session is SessionNotFound, like a missing one; a
@@ -156,55 +192,39 @@ class Store:
     #: DynamoDB read units the history reads used so far (estimated); a file costs none
     read_units = 0.0
 
-    # -- what a backend supplies ---------------------------------------------------------
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
-        raise NotImplementedError
-
+    # -- what a backend supplies (and `failure`) ------------------------------------------
+    @abstractmethod
     def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
         """A sessions item (turn 0: the header), read consistently."""
-        raise NotImplementedError
 
+    @abstractmethod
     def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         """The session's last `limit` turn items, oldest first (no owner check: callers do it)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
         """The session's first `limit` intent-history items, oldest first (no owner check)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def begin_turn(self, session_id: str, owner: str) -> int:
         """Take the session's next turn number; the first turn makes `owner` the session's owner, anyone
         else's call is SessionNotFound (use `refused`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def insert_turn(self, turn: Turn) -> bool:
         """Write the turn's two items together, each only if its key is new; False when a key is taken."""
-        raise NotImplementedError
 
+    @abstractmethod
     def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
         """Replace the turn's feedback on both items after `feedback_target` passed (see `set_feedback`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def history_pages(
         self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
     ) -> Iterator[Page]:
         """The intent-history items whose export day is `day` and export key lies strictly between `after`
         and `before`, page by page in export-key order (newest first if asked): one indexed read per page,
         never a scan."""
-        raise NotImplementedError
-
-    def export_mark(self) -> dict[str, Any]:
-        """The export's watermark item (`watermark`, `pending`), {} before the first export."""
-        raise NotImplementedError
-
-    def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
-        """Record the range as pending, if the watermark is still `current` and nothing is pending (else ExportBusy)."""
-        raise NotImplementedError
-
-    def commit_export(self, end: str) -> None:
-        """Move the watermark to `end` and drop the pending range (which must be this one, else ExportBusy)."""
-        raise NotImplementedError
 
     # -- the rules, once -------------------------------------------------------------------
     @staticmethod
@@ -230,19 +250,20 @@ class Store:
         return item
 
     @guarded
-    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[dict], list[dict]]:
+    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[TurnRecord], list[IntentRecord]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
         self.check_owner(session_id, owner)
-        return self.messages(session_id, limit=limit), self.intents(session_id, limit=limit)
+        turns = records(self.messages(session_id, limit=limit), TurnRecord)
+        return turns, records(self.intents(session_id, limit=limit), IntentRecord)
 
     @guarded
-    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[dict[str, Any]]:
+    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[TurnRecord]:
         """The session's last `limit` turns, oldest first: one read serves the classifier's intent
         history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
-        items = self.messages(session_id, limit=limit)
-        if any(i.get("owner") != owner for i in items):
+        turns = records(self.messages(session_id, limit=limit), TurnRecord)
+        if any(t.owner != owner for t in turns):
             raise self.refused(session_id)
-        return items
+        return turns
 
     @guarded
     def append_turn(self, turn: Turn) -> bool:
@@ -264,6 +285,27 @@ class Store:
         self.write_feedback(session_id, owner, turn, feedback)
 
 
+class ExportWatermark(ABC):
+    """How far the label export has read the intent history (ADR 0061): one item per store, moved only by
+    claiming a range (`pending`) and then committing it, so two exports never write the same range twice."""
+
+    @abstractmethod
+    def export_mark(self) -> dict[str, Any]:
+        """The export's watermark item (`watermark`, `pending`), {} before the first export."""
+
+    @abstractmethod
+    def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        """Record the range as pending, if the watermark is still `current` and nothing is pending (else ExportBusy)."""
+
+    @abstractmethod
+    def commit_export(self, end: str) -> None:
+        """Move the watermark to `end` and drop the pending range (which must be this one, else ExportBusy)."""
+
+
+class SessionStore(Store, ExportWatermark):
+    """What a backend is: the store, keeping its own export watermark (DynamoDBStore, SQLiteStore)."""
+
+
 def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) -> tuple[dict, dict]:
     """The turn's sessions item and intent-history item, as plain values."""
     when = at or datetime.now(UTC)
@@ -278,7 +320,7 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "type": turn.entry.type.value,
         # the intent entry again: the next turn's single read then yields its history (no second query)
         "layer": turn.entry.layer,
-        "confidence": Decimal(str(round(turn.entry.confidence, 4))),
+        "confidence": round(turn.entry.confidence, 4),
         "sources": turn.sources,
         "degraded": turn.degraded,
         "created_at": now,
@@ -290,7 +332,7 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "type": turn.entry.type.value,
         "topic": turn.entry.topic,
         "layer": turn.entry.layer,
-        "confidence": Decimal(str(round(turn.entry.confidence, 4))),
+        "confidence": round(turn.entry.confidence, 4),
         "created_at": now,
         "expires_at": expires,
         "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
@@ -300,6 +342,9 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "retrieval_confidence": turn.retrieval_confidence,
         "uncertain": turn.uncertain,
         "degraded": turn.degraded,
+        # and where a widget's visitors asked from (None otherwise: not written to DynamoDB)
+        "site_key": turn.site_key,
+        "page": turn.page,
         # the export index: "entries of day D after key K" is one Query, never a scan
         EXPORT_DAY: now[:10],
         EXPORT_KEY: export_key(now, turn.session_id, turn.number),

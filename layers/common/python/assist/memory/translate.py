@@ -1,13 +1,13 @@
 """A question in another language than the index gets a query in the index's language for the
-full-text side (issue 15, item 7). The LLM translates; without one, the question is searched as asked
+full-text side (ADR 0038). The LLM translates; without one, the question is searched as asked
 (the embedder may still bridge it: a multilingual one, `EMBEDDER=ollama:bge-m3`, does)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from assist.language import NAMES
 from assist.memory.rewrite import query_line
-from assist.retrieve.language import NAMES
 
 if TYPE_CHECKING:
     from assist.answer.llm import ModelSlots

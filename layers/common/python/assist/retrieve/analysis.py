@@ -8,26 +8,16 @@ the fusion weights are the same for every kind (ADR 0039: per-kind weights tuned
 on SciFact). Document identifiers (`ADR-8`, `adr 0008`) are recognised apart, as `mentions`, in the
 normal form the index records them in. Pure string work, a few microseconds: no model, no I/O.
 
-Lesson from a peer's audit of this design, with a test: an apostrophe is not a quote (`what's`, `engine's`).
+A lesson kept with a test (tests/unit/test_retrieval_analysis.py): an apostrophe is not a quote (`what's`, `engine's`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from assist.contracts import QueryKind
 from assist.index.identifiers import mentions as identifier_mentions
-
-
-class QueryKind(StrEnum):
-    EXACT_QUOTE = "exact_quote"
-    IDENTIFIER = "identifier"
-    ENTITY = "entity"
-    FACTUAL = "factual"
-    CONCEPTUAL = "conceptual"
-    EXPLORATORY = "exploratory"
-
 
 # Double quotes of every common style; a single quote counts only as a pair that opens after a
 # space (or the start) and closes before a space, punctuation or the end — never inside a word.

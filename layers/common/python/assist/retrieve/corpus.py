@@ -1,4 +1,4 @@
-"""Questions about the corpus itself (seed 004, ADR 0042): what exists, how many, does X exist, and a
+"""Questions about the corpus itself (ADR 0042): what exists, how many, does X exist, and a
 named document ("status of ADR.0027"). They stay RETRIEVAL; this module recognises them against the
 corpus manifest and says which entries and documents the model must be given.
 
@@ -11,14 +11,14 @@ the corpus has (documents, or a type or identifier prefix of its own: "ADRs", "p
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.answer.phrases import DEFAULT, phrase
 from assist.contracts import CorpusMatch
-from assist.index.identifiers import mentions, normalize, prefixes
+from assist.index.identifiers import mentions, prefixes
+from assist.index.manifest import line
+from assist.language import fold
 from assist.retrieve.manifest import Manifest, load
 
 if TYPE_CHECKING:
@@ -44,11 +44,6 @@ GENERIC = {
 _WORD = re.compile(r"[a-z][a-z0-9]*")
 _ID_KEY = re.compile(r"^([a-z]+)-(\d+)$")  # a document's own number, no approval-record suffix
 MIN_TITLE_CHARS = 12  # a shorter title inside a question is a coincidence more often than a name
-
-
-def fold(text: str) -> str:
-    """Lower case without accents: 'Cuántos principios' → 'cuantos principios'."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
 
 
 def _singulars(word: str) -> list[str]:
@@ -196,63 +191,3 @@ def _listing(
         mentioned=written,
         missing=missing,
     )
-
-
-def line(e: Entry) -> str:
-    """One manifest entry as one prompt line: what it is called, what it is, where it is."""
-    facts = [f"{k}: {v}" for k, v in e.fields.items()]
-    path = e.path or e.id
-    if e.type and not path.lower().startswith(f"{e.type}/"):  # a folder named in the path is not said twice
-        facts.append(f"type: {e.type}")
-    facts += [f"path: {path}"]
-    return f"- {name(e)} ({'; '.join(facts)})"
-
-
-def name(e: Entry) -> str:
-    """What a document is called, its label said once: 'ADR.12 — Use CIM', but 'ADR 0003 — template.yaml
-    is …' alone when the title already opens with (or holds) its label."""
-    if not e.label:
-        return e.title
-    key = normalize(e.label)
-    said = key in mentions(e.title) if key else fold(e.label) in fold(e.title)
-    return e.title if said else f"{e.label} — {e.title}"
-
-
-def describe(match: CorpusMatch, lang: str = DEFAULT) -> str:
-    """'ADR documents', 'principle documents', 'documents' (in `lang`: 'documentos ADR')."""
-    if not match.subject:
-        return phrase("documents", lang)
-    if len(match.subject) <= 4:  # adr → ADR
-        return phrase("acronym_documents", lang, subject=match.subject.upper())
-    return phrase("typed_documents", lang, subject=match.subject)
-
-
-def section(match: CorpusMatch, corpus: Corpus) -> str:
-    """The `<corpus>` section: a header of facts the manifest establishes, then the entries given."""
-    head = [f"The index holds {match.total} documents."]
-    head += [f"No document has the identifier {m.upper()}." for m in match.missing]
-    if match.kind != "document":
-        head.append(f"{match.matched} of them are {describe(match)}" + (":" if match.entries else "."))
-        if len(match.entries) < match.matched:
-            head.append(f"(Only the first {len(match.entries)} are listed here.)")
-    lines = [line(corpus.by_id[d]) for d in match.entries if d in corpus.by_id]
-    return "<corpus>\n" + "\n".join(head + lines) + "\n</corpus>"
-
-
-def extractive(match: CorpusMatch, corpus: Corpus, lang: str = DEFAULT) -> str | None:
-    """A count, list or existence answer straight from the manifest (no model), its fixed sentences in `lang`;
-    None for a named document (its passages answer it). Each document is named once, with its status
-    where the manifest knows one."""
-    if match.kind == "document":
-        return None
-    note = phrase("manifest", lang)
-    if match.kind == "existence" and match.missing:
-        said = ", ".join(m.upper() for m in match.missing)
-        return f"{note}\n\n{phrase('missing', lang, ids=said, total=match.total)}"
-    entries = [corpus.by_id[d] for d in match.entries if d in corpus.by_id]
-    names = [f"- {name(e)}" + (f" ({e.fields['status']})" if e.fields.get("status") else "") for e in entries]
-    key = {"existence": "exist", "count": "count"}.get(match.kind, "list")
-    head = phrase(key, lang, n=match.matched, what=describe(match, lang))
-    if len(entries) < match.matched:
-        names.append(phrase("only_first", lang, shown=len(entries)))
-    return f"{note}\n\n{head}\n" + "\n".join(names)

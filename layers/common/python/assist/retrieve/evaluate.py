@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,6 +63,7 @@ def searcher(
     """A function from query text to the doc ids of its ranked chunks, for one strategy."""
     cols = ["doc_id"]
     if strategy == "fts":
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.query import MatchQuery
 
         return lambda q: (
@@ -145,8 +147,7 @@ def evaluate(
     totals = {n: dict.fromkeys(METRICS, 0.0) for n in names}
     times: dict[str, list[float]] = {n: [] for n in names}
     explainer = Retriever(table, embedder, opts, catalog=catalog) if per_query else None
-    triage = open(per_query, "w", encoding="utf-8") if per_query else None  # noqa: SIM115 - closed below
-    try:
+    with open(per_query or os.devnull, "w", encoding="utf-8") as triage:
         for i, (qid, text) in enumerate(asked.items()):
             rels = judged[qid]
             ranked = {}
@@ -157,12 +158,8 @@ def evaluate(
             for n in names:
                 for metric, value in _metrics(ranked[n], rels).items():
                     totals[n][metric] += value
-            if triage and explainer:
-                triage.write(json.dumps(_triage(qid, text, rels, ranked, explainer), ensure_ascii=False))
-                triage.write("\n")
-    finally:
-        if triage:
-            triage.close()
+            if explainer:
+                triage.write(json.dumps(_triage(qid, text, rels, ranked, explainer), ensure_ascii=False) + "\n")
     n = len(asked)
     results = {
         name: {
@@ -176,16 +173,19 @@ def evaluate(
         }
         for name in names
     }
-    out = results[strategy]
-    if len(names) > 1:
-        base = results[baseline]
-        out = {
-            **out,
-            "baseline": base,
-            "delta": {k: round(out[k] - base[k], 4) for k in METRICS},
-            "p50_ratio": round(out["p50_ms"] / base["p50_ms"], 3) if base["p50_ms"] else None,
-        }
-    return out
+    return _beside(results[strategy], results[baseline] if len(names) > 1 and baseline else None)
+
+
+def _beside(out: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+    """A strategy's figures, with the baseline's beside them when one ran: the differences, the p50 ratio."""
+    if base is None:
+        return out
+    return {
+        **out,
+        "baseline": base,
+        "delta": {k: round(out[k] - base[k], 4) for k in METRICS},
+        "p50_ratio": round(out["p50_ms"] / base["p50_ms"], 3) if base["p50_ms"] else None,
+    }
 
 
 def _metrics(ranked: Sequence[str], rels: dict[str, int]) -> dict[str, float]:
@@ -222,3 +222,20 @@ def _triage(
         "top5": [{"doc_id": c.doc_id, "found_by": c.found_by, "score": c.score} for c in result.chunks[:5]],
         "ndcg@10": {n: round(ndcg(r, rels, 10), 4) for n, r in ranked.items()},
     }
+
+
+def gate_score(settings: Settings, embedder: Embedder) -> float:
+    """nDCG@10 of the index at `settings.index.uri` on the publish gate's relevance set (`index/publish.py`,
+    ADR 0067): the adaptive retriever, documents ranked by their best chunk, identifiers resolved as readers do."""
+    judged, asked = beir.read_judged(settings.index.gate_queries, settings.index.gate_qrels)
+    db = connect(settings.index.uri, settings.storage_options())
+    search = searcher(
+        "adaptive",
+        open_table(settings, embedder, db),
+        embedder,
+        SearchOptions.from_settings(settings),
+        DEPTH,
+        catalog=lambda: load(db, settings.index.uri, settings.index.table),
+    )
+    total = sum(ndcg(best_chunk_order(search(text)), judged[q], 10) for q, text in asked.items())
+    return round(total / len(asked), 4)

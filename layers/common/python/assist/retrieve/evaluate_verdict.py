@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.contracts import Confidence
+from assist.language import foreign
 from assist.retrieve import beir
 from assist.retrieve.evaluate import build_index
-from assist.retrieve.language import foreign
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.retrieve.verdict import Weights, judge
 from assist.retrieve.verdict_fit import Evidence, Targets, fit, flagged
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from assist.embed.base import Embedder
     from assist.settings import Settings
 
-#: what counted as "the docs did not answer" before the verdict (insights' WEAK)
-WEAK = frozenset({"low", "none"})
 ANSWERABLE, OFF_TOPIC, ABSENT = "answerable", "off-topic", "absent"
 #: every signal read, whatever the weights: the vocabulary is asked, the threshold never decides
 READ_ALL = Weights(threshold=float("-inf"), centrality=0.0, coverage=0.0, absent=1.0, named=1.0)
@@ -196,7 +195,8 @@ def report(
             per[group] = {
                 "n": len(idx),
                 **{k: round(float(f[idx].mean()), 4) for k, f in flags.items()},
-                "weak_confidence": round(sum(rows[i].confidence in WEAK for i in idx) / len(idx), 4),
+                # what counted as "the docs did not answer" before the verdict (the insights page's gaps)
+                "weak_confidence": round(sum(Confidence(rows[i].confidence).weak for i in idx) / len(idx), 4),
                 "by_source": {
                     src: round(float(flags["held_out"][[i for i in idx if rows[i].source == src]].mean()), 4)
                     for src in dict.fromkeys(rows[i].source for i in idx)

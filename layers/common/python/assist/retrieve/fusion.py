@@ -122,6 +122,7 @@ def below_floor(found_by: Sequence[str], similarity: float | None, floor: float)
 
 @functools.cache
 def _lancedb_reranker() -> type:
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.rerankers import Reranker
 
     class WeightedRRFReranker(Reranker):
@@ -135,6 +136,7 @@ def _lancedb_reranker() -> type:
             self.agreement_bonus = agreement_bonus
 
         def rerank_hybrid(self, query: str, vector_results: Any, fts_results: Any) -> Any:
+            # deferred, ADR 0071: pyarrow 0.17 s
             import pyarrow as pa
 
             rankings = {

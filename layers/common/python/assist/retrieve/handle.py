@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from assist.aws.clients import client
+from assist.index import pointer
 from assist.logs import get_logger
 from assist.settings import Settings
 
@@ -56,8 +58,6 @@ class IndexHandle:
         return get
 
     def _read(self, current: str | None) -> str:
-        from assist.index import pointer
-
         root = self._settings.index.uri
         try:
             uri = pointer.live_uri(root, self._s3_client())
@@ -72,8 +72,6 @@ class IndexHandle:
 
     def _s3_client(self) -> Any:
         if self._s3 is None and self._settings.index.is_s3:
-            from assist.aws.clients import client
-
             self._s3 = client("s3", self._settings)
         return self._s3
 

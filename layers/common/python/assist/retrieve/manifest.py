@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assist.index import manifest
 from assist.index.identifiers import mentions
 from assist.logs import get_logger
 
@@ -75,8 +76,6 @@ class Manifest:
 def load(db: Any, index_uri: str, index_table: str) -> Manifest | None:
     """The index's manifest, read once per (location, table, manifest version) in this process; None when
     the index has none (built before manifests existed)."""
-    from assist.index import manifest
-
     name = manifest.table_name(index_table)
     if name not in db.table_names():
         log.info("retrieve.no_manifest", table=index_table)

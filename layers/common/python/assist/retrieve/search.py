@@ -1,4 +1,4 @@
-"""Query-adaptive hybrid search (seed 002): analyse the query, run the strategies in parallel, fuse them,
+"""Query-adaptive hybrid search (docs/retrieval.md): analyse the query, run the strategies in parallel, fuse them,
 keep the result honest about its confidence, and never return an empty list without saying why.
 
     analyse ─► identifier keys ─► named documents (first: `found_by: identifier`)
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from assist.contracts import Chunk, RetrievalResult
+from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
 from assist.embed.base import EmbedderError
 from assist.index.store import FTS_COLUMN
 from assist.logs import get_logger
@@ -117,6 +117,7 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
+            # deferred, ADR 0071: lancedb 3.1 s
             from lancedb.expr import col
 
             rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
@@ -158,6 +159,7 @@ class Retriever:
         query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
         stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
         nothing anywhere."""
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.query import MatchQuery
 
         def query(term: str) -> MatchQuery:
@@ -196,36 +198,26 @@ class Retriever:
         if vector is not None:
             running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
         lists = {name: f.result() for name, f in running.items()}
-        fused, confidence, note = self._fuse(lists, named, self.options.similarity_floor), "", ""
+        fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
+        confidence: Confidence | None = None
         if fused:
-            confidence = "very_high" if IDENTIFIER in fused[0].ranks else ""
-        else:  # the fallback cascade: each phase looser than the last
-            phases = [
-                ("low", "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
-                ("speculative", "partial word matching: verify relevance", st.partial(a), 0.0),
-            ]
-            for level, why, extra, floor in phases:
-                more = {s.name: s.run(self._table, pool) for s in extra}
-                lists.update(more)
-                if st.VECTOR in lists:
-                    more[st.VECTOR] = lists[st.VECTOR]
-                if fused := self._fuse(more, [], floor):
-                    confidence, note = level, why
-                    break
+            confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
+        else:
+            fused, confidence, note = self._fallback(a, lists, pool)
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
-        if chunks and not confidence:
+        if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
         if chunks and self._rerank:
             chunks = self._rerank(query, chunks)
         suggestions: list[str] = []
         if not chunks:
-            confidence, note = "none", "no passage matches; try broader terms or one of the suggested topics"
+            confidence, note = Confidence.NONE, "no passage matches; try broader terms or one of the suggested topics"
             suggestions = self.suggestions(query)
         weights = self.options.weights([st.VECTOR, st.RELAXED, st.EXACT])
         result = RetrievalResult(
             chunks=chunks,
-            confidence=confidence,
-            query_kind=a.kind.value,
+            confidence=confidence or Confidence.NONE,
+            query_kind=a.kind,
             weights={"semantic": weights[st.VECTOR], "lexical": weights[st.RELAXED], "exact": weights[st.EXACT]},
             degraded=degraded,
             strategies={name: len(hits) for name, hits in lists.items()} | ({IDENTIFIER: len(named)} if named else {}),
@@ -249,6 +241,24 @@ class Retriever:
             self._remember(chunks)
         return result, lists
 
+    def _fallback(
+        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int
+    ) -> tuple[list[Fused], Confidence | None, str]:
+        """Nothing passed the fusion: the fallback phases, each looser than the last, until one finds something
+        (its hits join `lists`); the confidence and the note say which phase did."""
+        phases = [
+            (Confidence.LOW, "relaxed matching: typos forgiven, no similarity floor", st.fuzzy(a), 0.0),
+            (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
+        ]
+        for level, why, extra, floor in phases:
+            more = {s.name: s.run(self._table, pool) for s in extra}
+            lists.update(more)
+            if st.VECTOR in lists:
+                more[st.VECTOR] = lists[st.VECTOR]
+            if fused := self._fuse(more, [], floor):
+                return fused, level, why
+        return [], None, ""
+
     def _centrality(self, vector: np.ndarray) -> float:
         v = np.asarray(vector, dtype=np.float32)
         return round(float(self.centroid() @ v / (np.linalg.norm(v) or 1.0)), 6)
@@ -270,7 +280,7 @@ class Retriever:
 
     def _query_vector(
         self, vector: np.ndarray | None, embedding: Future | None, started: float
-    ) -> tuple[np.ndarray | None, list[str]]:
+    ) -> tuple[np.ndarray | None, list[Degraded]]:
         if embedding is None:
             return vector, []
         budget = max(0.0, self.options.embed_timeout_s - (time.perf_counter() - started))
@@ -278,10 +288,10 @@ class Retriever:
             return embedding.result(timeout=budget)[0], []
         except FutureTimeout:
             log.warning("retrieve.embedder_timeout", budget_ms=round(self.options.embed_timeout_s * 1000))
-            return None, ["embedder_timeout"]
+            return None, [Degraded.EMBEDDER_TIMEOUT]
         except EmbedderError as exc:
             log.warning("retrieve.embedder_failed", error=str(exc)[:200])
-            return None, ["embedder_unavailable"]
+            return None, [Degraded.EMBEDDER_UNAVAILABLE]
 
     def _fuse(self, lists: dict[str, list[st.Hit]], named: list[str], floor: float) -> list[Fused]:
         """Candidates best first: the named documents' best chunks, then the convex fusion of the lists,
@@ -316,6 +326,7 @@ class Retriever:
         return first + [f for f in fused if f not in first]
 
     def _opening(self, doc_id: str) -> st.Hit | None:
+        # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.expr import col, lit
 
         rows = (
@@ -352,13 +363,13 @@ def _unread(fused: list[Fused], lists: dict[str, list[st.Hit]]) -> list[Chunk]:
     return [_chunk({**row, "id": f.id, "doc_id": doc_of[f.id]}, f.score, f.found_by) for f in fused]
 
 
-def _agreement_confidence(top: Chunk, ran: int, degraded: list[str]) -> str:
+def _agreement_confidence(top: Chunk, ran: int, degraded: list[Degraded]) -> Confidence:
     """How far the strategies agree on the best chunk: all of three or more → very_high; two → high."""
     if top.agreement >= 3 and top.agreement == ran:
-        return "very_high"
+        return Confidence.VERY_HIGH
     if top.agreement >= 2:
-        return "high"
-    return "low" if degraded else "medium"
+        return Confidence.HIGH
+    return Confidence.LOW if degraded else Confidence.MEDIUM
 
 
 def _best_similarity(lists: dict[str, list[st.Hit]]) -> float | None:

@@ -55,6 +55,7 @@ class Strategy:
 
 def lexical(analysis: Analysis) -> list[Strategy]:
     """The primary full-text strategies of a query: exact (phrases, symbols, or all words) and relaxed (any word)."""
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
 
     out: list[Strategy] = []
@@ -74,6 +75,7 @@ def lexical(analysis: Analysis) -> list[Strategy]:
 
 def fuzzy(analysis: Analysis) -> list[Strategy]:
     """Fallback 1: any word, with a typo forgiven (edit distance 1)."""
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.query import MatchQuery
 
     terms = " ".join(analysis.words)
@@ -83,6 +85,7 @@ def fuzzy(analysis: Analysis) -> list[Strategy]:
 def partial(analysis: Analysis) -> list[Strategy]:
     """Fallback 2: the parts of words — symbols split at case and underscores, long words cut to their
     stem-like head — each matched loosely."""
+    # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.query import MatchQuery
 
     parts = {p[:6].lower() for w in analysis.words for p in _split(w) if len(p) >= 3}

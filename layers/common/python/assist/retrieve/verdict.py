@@ -38,17 +38,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from assist.contracts import Chunk, RetrievalResult
+from msgspec import UNSET, UnsetType
+
+from assist.contracts import Chunk, RetrievalResult, UncertainReason, VerdictSignals
 
 if TYPE_CHECKING:
     from assist.settings import Settings
 
-NO_RELEVANT_PASSAGE = "no_relevant_passage"
-LOW_RETRIEVAL_CONFIDENCE = "low_retrieval_confidence"
-OUT_OF_SCOPE = "out_of_scope"
-REASONS = (NO_RELEVANT_PASSAGE, LOW_RETRIEVAL_CONFIDENCE, OUT_OF_SCOPE)
-#: the confidences only the fallback phases give (relaxed typos, partial words)
-LOOSE = frozenset({"low", "speculative"})
 #: a document named by its identifier is on topic whatever the embedder says
 NAMED = "identifier"
 STEM = 5  # letters compared: `configured` and `configuration` are one word, `cake` and `cache` are not
@@ -80,7 +76,7 @@ _STOP = frozenset(
 @dataclass(frozen=True)
 class Verdict:
     uncertain: bool
-    reason: str | None = None  # one of REASONS when uncertain
+    reason: UncertainReason | None = None  # when uncertain
     similarity: float | None = None
     centrality: float | None = None
     coverage: float | None = None
@@ -90,15 +86,23 @@ class Verdict:
     #: the question's terms the corpus never mentions
     unknown: tuple[str, ...] = ()
 
-    def detail(self) -> dict[str, object]:
-        """For the trace's `verdict` stage."""
-        out: dict[str, object] = {"uncertain": self.uncertain}
-        if self.unknown:
-            out["unknown"] = list(self.unknown)
-        for name in ("reason", "similarity", "centrality", "coverage", "absent", "named", "score"):
-            if (value := getattr(self, name)) is not None:
-                out[name] = round(value, 4) if isinstance(value, float) else value
-        return out
+    def detail(self) -> VerdictSignals:
+        """For the trace's `verdict` stage: the signals that were read, to 4 places."""
+
+        def kept(value: float | None) -> float | UnsetType:
+            return UNSET if value is None else round(value, 4)
+
+        return VerdictSignals(
+            uncertain=self.uncertain,
+            unknown=list(self.unknown) or UNSET,
+            reason=self.reason or UNSET,
+            similarity=kept(self.similarity),
+            centrality=kept(self.centrality),
+            coverage=kept(self.coverage),
+            absent=kept(self.absent),
+            named=kept(self.named),
+            score=kept(self.score),
+        )
 
 
 def terms(text: str) -> list[str]:
@@ -192,15 +196,15 @@ def judge(
     for a question in another language that was not translated; `vocabulary`: the index's (`Retriever.unknown`),
     asked only when the absent-term weights are on."""
     if not result.chunks:
-        return Verdict(True, NO_RELEVANT_PASSAGE)
+        return Verdict(True, UncertainReason.NO_RELEVANT_PASSAGE)
     sim, central = result.similarity, result.centrality
-    if result.confidence in LOOSE:
-        return Verdict(True, LOW_RETRIEVAL_CONFIDENCE, sim, central)
+    if result.confidence.loose:  # found only by the fallback phases (relaxed typos, partial words)
+        return Verdict(True, UncertainReason.LOW_RETRIEVAL_CONFIDENCE, sim, central)
     if NAMED in result.chunks[0].found_by or sim is None or central is None or not readable:
         return Verdict(False, similarity=sim, centrality=central)
     cov = coverage(question, result.chunks)
     asks = vocabulary if weights.absent or weights.named else None
     absent, named, unknown = absence(question, result.chunks, asks)
     score = weights.score(sim, central, cov, absent, named)
-    reason = OUT_OF_SCOPE if score < weights.threshold else None
+    reason = UncertainReason.OUT_OF_SCOPE if score < weights.threshold else None
     return Verdict(reason is not None, reason, sim, central, cov, absent, named, score, unknown)

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from assist.ask.build import Lazy, build_engine
+from assist.ask.build import build_engine
 from assist.contracts import InvalidRequest
 from assist.deadline import TASK_RESERVE_S
+from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.serverless import tasks
 
@@ -51,20 +52,22 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[s
 
 
 def _sync_sources(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
+    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
     from assist.sources.task import run
 
     return run(settings, payload)
 
 
 def _http_app(fn: LambdaFunction) -> ASGIApp:
-    from assist.api import functions
+    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
     from assist.api.app import create_app
+    from assist.serverless import routes
 
     apps: dict[str, Callable[[], ASGIApp]] = {
-        "classify": lambda: functions.classify_app(fn.engine.get()),
-        "retrieve": lambda: functions.retrieve_app(fn.engine.get()),
+        "classify": lambda: routes.classify_app(fn.engine.get()),
+        "retrieve": lambda: routes.retrieve_app(fn.engine.get()),
         "answer": lambda: create_app(fn.engine.get(), ask_via=_sync_ask(fn.settings)),
-        "export": lambda: functions.export_app(fn.settings),
+        "export": lambda: routes.export_app(fn.settings),
     }
     return apps[fn.name]()
 
@@ -73,6 +76,7 @@ def _sync_ask(settings: Settings) -> Callable[[Any, str], Any] | None:
     """The Ask function (the answer image with ASK_STATE_MACHINE_ARN) runs /v1/ask through the state machine."""
     if not settings.api.ask_state_machine_arn:
         return None
+    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
     from assist.aws.clients import client
     from assist.serverless.execution import SyncAsk
 
@@ -108,6 +112,7 @@ class LambdaFunction:
 
     @classmethod
     def from_env(cls, name: str) -> LambdaFunction:
+        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from assist.logs import configure
         from assist.settings import Settings
 
@@ -146,11 +151,12 @@ class LambdaFunction:
             self.engine.get().warm()
 
     def _build_engine(self) -> Engine:
-        from assist.aws.clients import client
+        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
 
-        return build_engine(self.settings, Lazy(lambda: client("dynamodb", self.settings)))
+        return build_engine(self.settings)  # DynamoDB's client (boto3) comes with the first store call
 
     def _build_mangum(self) -> Any:
+        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
         from mangum import Mangum
 
         return Mangum(self.app, lifespan="off")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.contracts import Answer, AskRequest, InvalidRequest, TurnState, check_ask
+from assist.contracts import Answer, AskRequest, Degraded, InvalidRequest, TurnState, check_ask
 from assist.deadline import sooner
 from assist.logs import get_logger
 from assist.memory.store import StoreUnavailable
@@ -99,7 +99,7 @@ def answer_turn(engine: Engine, state: TurnState, failures: dict[str, Any] | Non
     """`failures` names the stages the state machine caught failing; the answer says so in `degraded`."""
     require_route(state)
     for stage, failure in (failures or {}).items():
-        state.degraded.append(f"{stage}_failed")
+        state.degraded.append(Degraded(f"{stage}_failed"))  # classify_failed, retrieve_failed, answer_failed
         log.warning("answer.degraded_path", failed=stage, error=(failure or {}).get("Error"))
     return engine.answer(state)
 
@@ -133,6 +133,7 @@ def answer(engine: Engine, payload: dict[str, Any], end: float | None = None) ->
 
 def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """The scheduled label export (EventBridge sends its event; `{"force": true}` exports below the threshold)."""
+    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
     from dataclasses import asdict
 
     from assist.export.labels import run_export

@@ -52,6 +52,7 @@ class Fetcher:
     but the first waiting `crawl.delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
 
     def __init__(self, base: str, settings: Settings) -> None:
+        # deferred, ADR 0071: httpx 0.11 s
         import httpx
 
         self.origin = origin(base)
@@ -77,6 +78,7 @@ class Fetcher:
 
     def robots(self) -> None:
         """Read robots.txt: a missing one allows everything; an unreachable site is an error here, first."""
+        # deferred, ADR 0071: protego (index extra only)
         from protego import Protego
 
         resp = self.get(urljoin(self.origin, "/robots.txt"), missing_ok=True)
@@ -94,6 +96,7 @@ class Fetcher:
     def get(self, url: str, validators: dict[str, str] | None = None, missing_ok: bool = False) -> Response:
         """The body of `url` (status 200), or status 304 when `validators` (etag, last-modified) still hold.
         `missing_ok`: a 404/410 comes back as that status instead of an error."""
+        # deferred, ADR 0071: httpx 0.11 s
         import httpx
 
         headers = {}

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from assist.index import manifest
 from assist.index.chunking import Document, doc_hash, parse_document, section_chunks
 from assist.sources.code import LANGUAGES, chunk_code
@@ -71,8 +73,6 @@ def read_repo(spec: SourceSpec, settings: Settings) -> Read:
 
 def _with_web_base(spec: SourceSpec) -> SourceSpec:
     """A GitHub/GitLab clone URL's files link to the web view of the same ref."""
-    import msgspec
-
     m = re.match(r"^(?:https://|git@)(github\.com|gitlab\.com)[/:]([^/]+/[^/]+?)(?:\.git)?/?$", spec.location)
     if not m:
         return spec
@@ -178,6 +178,7 @@ def rst_to_markdown(text: str) -> str:
 
 def read_pdf(doc_id: str, data: bytes, source: str, url: str) -> Document:
     """One section per page, linked as `#page=N` (the PDF open parameter every viewer follows)."""
+    # deferred, ADR 0071: pypdf 0.06 s (index extra only)
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 

@@ -21,6 +21,7 @@ MAX_DEPTH = 4  # nested schema levels written out; deeper ones are named, not ex
 
 def parse_spec(text: str, where: str) -> dict[str, Any]:
     """The spec as a mapping, or a SourceError that says why it is not an OpenAPI 3 document."""
+    # deferred, ADR 0071: pyyaml (index extra only)
     import yaml
 
     try:

@@ -93,10 +93,8 @@ def read_site(
         else:
             out.pages = _crawl(fetcher, [Listed(urldefrag(start)[0])], fetch, out.counts, root, settings)
         out.counts["requests"] = fetcher.requests
-    out.counts["seconds"] = round(time.perf_counter() - t0, 3)
-    out.counts["pages_per_s"] = (
-        round(out.counts["fetched"] / out.counts["seconds"], 1) if out.counts["fetched"] else 0.0
-    )
+    out.counts["seconds"] = seconds = round(time.perf_counter() - t0, 3)
+    out.counts["pages_per_s"] = round(out.counts["fetched"] / seconds, 1) if out.counts["fetched"] else 0.0
     if not out.pages:
         raise SourceError(f"{start}: no page with content found (robots.txt may disallow them all)")
     return out
@@ -168,6 +166,7 @@ def _is_sitemap(url: str) -> bool:
 
 def _sitemap(fetcher: Fetcher, url: str, counts: dict[str, Any], depth: int = 0) -> list[Listed]:
     """Pages a sitemap lists (with their lastmod), following a sitemap index two levels deep."""
+    # deferred, ADR 0071: lxml (index extra only)
     from lxml import etree
 
     resp = fetcher.get(url)

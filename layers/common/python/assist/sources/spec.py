@@ -87,6 +87,7 @@ def load_file(path: str | Path) -> list[SourceSpec]:
 
 def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpec]:
     """The sources of a sources file's text; relative paths resolved against `base` when given."""
+    # deferred, ADR 0071: pyyaml (index extra only)
     import yaml
 
     try:

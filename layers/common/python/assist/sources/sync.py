@@ -6,18 +6,24 @@ anything is written: the index stays as it was."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assist.index import manifest
+from assist.index.chunking import doc_hash
 from assist.index.lock import writer_lease
+from assist.index.pointer import live_uri
 from assist.index.store import IndexUnavailable, IngestStats, connect, doc_hashes, write
 from assist.logs import get_logger
 from assist.sources import validators
-from assist.sources.spec import Read, SourceError, SourceSpec
+from assist.sources.fetch import Fetcher, check_text
+from assist.sources.files import read_folder, read_pdf, read_repo
+from assist.sources.openapi import parse_spec, read_spec
+from assist.sources.site import read_site
+from assist.sources.spec import Page, Read, SourceError, SourceSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
     from assist.embed.base import Embedder
     from assist.settings import Settings
@@ -30,28 +36,18 @@ def read_source(
 ) -> Read:
     spec = spec.resolved()
     if spec.kind == "site":
-        from assist.sources.site import read_site
-
         return read_site(spec, settings, previous, indexed)
     if spec.kind == "openapi":
         return _read_openapi(spec, settings)
     if spec.kind == "repo":
-        from assist.sources.files import read_repo
-
         return read_repo(spec, settings)
     if spec.kind == "pdf" and spec.location.startswith(("http://", "https://")):
         return _read_remote_pdf(spec, settings)
-    from assist.sources.files import read_folder
 
     return read_folder(spec, settings)  # a folder, or one file (a PDF too)
 
 
 def _read_openapi(spec: SourceSpec, settings: Settings) -> Read:
-    from pathlib import Path
-
-    from assist.sources.fetch import Fetcher, check_text
-    from assist.sources.openapi import parse_spec, read_spec
-
     where = spec.location
     if where.startswith(("http://", "https://")):
         with Fetcher(where, settings) as fetcher:
@@ -69,11 +65,6 @@ def _read_openapi(spec: SourceSpec, settings: Settings) -> Read:
 
 
 def _read_remote_pdf(spec: SourceSpec, settings: Settings) -> Read:
-    from assist.index.chunking import doc_hash
-    from assist.sources.fetch import Fetcher
-    from assist.sources.files import read_pdf
-    from assist.sources.spec import Page
-
     with Fetcher(spec.location, settings) as fetcher:
         body = fetcher.get(spec.location).body
     stem = spec.location.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "document"
@@ -87,7 +78,6 @@ def sync_sources(
     """Bring the index in line with these sources; returns the index's counts and each source's."""
     if not specs:
         raise SourceError("no sources given")
-    from assist.index.pointer import live_uri
 
     settings = settings.with_(index={"uri": live_uri(settings.index.uri, s3)})  # a published index: its live version
     t0 = time.perf_counter()

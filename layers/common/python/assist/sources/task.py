@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assist.aws import s3_uri
+from assist.aws.clients import client, index_s3
+from assist.embed import build_embedder
 from assist.sources.spec import SourceError, load_file, load_text
+from assist.sources.sync import sync_sources
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -15,10 +18,6 @@ if TYPE_CHECKING:
 
 def run(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """`payload.sources_file` overrides SOURCES_FILE (a scheduled event carries none)."""
-    from assist.aws.clients import client, index_s3
-    from assist.embed import build_embedder
-    from assist.sources.sync import sync_sources
-
     where = str(payload.get("sources_file") or settings.sources.file)
     if not where:
         raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")

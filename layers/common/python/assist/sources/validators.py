@@ -22,6 +22,7 @@ def read(db: Any, index_table: str) -> dict[str, dict[str, Any]]:
 
 def write(db: Any, index_table: str, validators: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]]) -> None:
     """Replace the table's rows with these (only when they differ: an unchanged sync writes nothing)."""
+    # deferred, ADR 0071: pyarrow 0.17 s
     import pyarrow as pa
 
     if validators == before:

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 from assist.index.chunking import Document, section_chunks
+from assist.sources.fetch import host
 
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 #: elements that are never content
@@ -30,12 +31,14 @@ CONTENT = ("//main", "//article", "//*[@role='main']", "//*[@itemprop='articleBo
 _SPACE = re.compile(r"\s+")
 
 
+# 81 lines: the page walk's closures (heading, add, walk) share the sections being built
 def parse_page(
     doc_id: str, body: bytes, url: str, source: str = "", keep_chrome: bool = False
 ) -> tuple[Document, list[str]]:
     """(the page as a document, the page's links on its content and navigation, absolute, without fragment).
     The document's URL is the page's canonical one when it names one on the same site. `keep_chrome`:
     the whole body, chrome and all (only `assist eval sources` asks, to measure what dropping it does)."""
+    # deferred, ADR 0071: lxml (index extra only)
     import lxml.html
 
     root = lxml.html.document_fromstring(body)
@@ -113,8 +116,6 @@ def parse_page(
 
 
 def _same_site(a: str, b: str) -> bool:
-    from assist.sources.fetch import host
-
     return host(a) == host(b)
 
 

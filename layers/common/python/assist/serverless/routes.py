@@ -1,4 +1,5 @@
-"""The HTTP routes of the classify, retrieve and export functions (the answer function serves `create_app`).
+"""The HTTP routes of the classify, retrieve and export functions (the answer function serves `api/app.py`'s
+`create_app`): the serverless layer's, since each route is its function's task (`tasks.py`) over HTTP.
 
 A function's route is its state machine task over HTTP: /v1/classify takes an ask request
 and returns the turn after classification (it takes the session's next turn number, as the

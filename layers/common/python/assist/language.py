@@ -10,6 +10,7 @@ of five words has few other signals, and a wrong "unknown" costs nothing (no tra
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _STOPWORDS = {
     "en": "the of and to in is are what how does do for with on an it that this which can why when where be by",
@@ -41,3 +42,8 @@ def foreign(text: str, index_language: str) -> str | None:
     """The question's language when it is clearly another than the index's."""
     lang = detect(text)
     return lang if lang is not None and lang != index_language else None
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: 'Cuántos principios' → 'cuantos principios'."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))

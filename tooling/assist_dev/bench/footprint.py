@@ -14,6 +14,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+
 from assist.serverless.definition import ROOT
 
 PYPROJECT = ROOT / "pyproject.toml"
@@ -44,7 +46,6 @@ def project_requirements(extras: list[str], pyproject: Path = PYPROJECT) -> list
 
 def closure(requirements: list[str]) -> tuple[dict[str, Any], list[str]]:
     """Installed distributions the requirements pull in (name → Distribution), and those not installed."""
-    from packaging.requirements import Requirement
 
     found: dict[str, Any] = {}
     missing: list[str] = []

@@ -1,0 +1,49 @@
+"""The OpenAPI schema describes the wire as it was before the stages' contracts were typed (ADR 0072).
+
+`Stage`, `Trace`, `RetrievalInfo` and the value sets (`Layer`, `Confidence`, `QueryKind`, `Degraded`,
+`UncertainReason`) are structs and enums in the code, and their JSON is what it always was: objects and
+plain strings. The schema keeps saying exactly that, byte for byte (tests/integration/test_openapi_schema.py),
+so a client generated from it sees no change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.openapi.spec import Schema
+from litestar.plugins import OpenAPISchemaPlugin
+from litestar.typing import FieldDefinition
+
+from assist.contracts import (
+    Confidence,
+    Degraded,
+    Execution,
+    Layer,
+    QueryKind,
+    RetrievalInfo,
+    Stage,
+    Trace,
+    UncertainReason,
+    VerdictSignals,
+)
+
+#: each typed contract → the annotation its JSON was described by before
+WIRE: dict[Any, Any] = {
+    Trace: dict[str, Any],
+    Stage: dict[str, Any],
+    RetrievalInfo: dict[str, Any],
+    Execution: dict[str, Any],
+    VerdictSignals: dict[str, Any],
+    Layer: str,
+    Confidence: str,
+    QueryKind: str,
+    Degraded: str,
+    UncertainReason: str,
+}
+
+
+class WireSchema(OpenAPISchemaPlugin):
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        return field_definition.annotation in WIRE
+
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
+        return schema_creator.for_field_definition(FieldDefinition.from_annotation(WIRE[field_definition.annotation]))

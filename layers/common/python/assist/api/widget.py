@@ -1,0 +1,247 @@
+"""The widget's side of the answer app (docs/widget.md): visitor tokens, CORS for the site keys' origins, the
+limits before any work, and the admin routes of site keys.
+
+- `POST /v1/widget/session {"key"}` from a page of one of the key's origins gives a visitor token (ADR 0088);
+  any other origin, an unknown or revoked key: 403, nothing signed.
+- The guard of every route (before the body is read): a request carrying a visitor token is let through only
+  to `/v1/ask/stream`, `/v1/sessions/{id}` and its feedback, from the origin the token was issued to, while its
+  key is active, on a session of its own visitor; its caller is then `visitor:<id>`.
+- CORS: a preflight names its key in the query (`?key=pk_…`, as the widget sends every request); it is granted
+  only to that key's origins. An answer carries `Access-Control-Allow-Origin` only when the request's origin
+  passed the key's check.
+- Before a visitor's question is classified: the limits (widget/gate.py), then the day's model budget.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import msgspec
+from litestar import Request, delete, get, post
+from litestar.enums import ScopeType
+from litestar.exceptions import NotAuthorizedException
+from litestar.middleware import ASGIMiddleware
+
+from assist.api.admin import require_admin
+from assist.api.identity import VISITOR_SCOPE_KEY, caller
+from assist.contracts import InvalidRequest, Site
+from assist.lazy import Lazy
+from assist.logs import get_logger
+from assist.memory.backends import open_widget_store
+from assist.widget import keys
+from assist.widget.gate import Gate, WidgetRefused, client_ip, token_key
+from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
+
+if TYPE_CHECKING:
+    from litestar.connection import ASGIConnection
+    from litestar.handlers import BaseRouteHandler
+    from litestar.types import ASGIApp, Receive, Scope, Send
+
+    from assist.contracts import AskRequest
+    from assist.memory.widget_store import WidgetStore
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+CORS_SCOPE_KEY = "assist.cors_origin"  # the origin a widget request was checked for: its answer may be read there
+#: the paths a widget's page calls; a preflight to any of them is answered here
+WIDGET_PATHS = re.compile(r"^/v1/(widget/session|ask/stream|sessions/[^/]+(/turns/[^/]+/feedback)?)$")
+ALLOW_HEADERS = "authorization, content-type, idempotency-key, x-assist-page"
+MAX_PAGE_CHARS = 2048
+#: what a visitor may not send: the platform's own fields (account data, a declared type, editor content)
+PLATFORM_FIELDS = ("query_type", "extra_context", "user_info", "editor_content")
+
+
+class SessionRequest(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+
+
+class Widget:
+    def __init__(self, settings: Settings, store: WidgetStore | None = None) -> None:
+        self.settings = settings
+        self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
+        self.gate = Gate(settings, self.store.get)
+        self._signing = Lazy(lambda: token_key(settings, self.store.get))
+
+    # -- the guard: visitor tokens ------------------------------------------------------
+    async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:
+        scheme, _, token = connection.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not is_visitor_token(token.strip()):
+            return  # not a visitor: the app's other checks decide
+        if not handler.opt.get("visitor"):
+            raise WidgetRefused(
+                "a visitor token is accepted only by the widget's routes: /v1/ask/stream, "
+                "/v1/sessions/{id} and its feedback, /v1/widget/session"
+            )
+        origin = connection.headers.get("origin")
+        visitor = await anyio.to_thread.run_sync(self._visitor, token.strip(), origin)
+        connection.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
+        session = connection.path_params.get("session_id")
+        if session is not None and not visitor.owns(session):
+            raise WidgetRefused(f"session {session[:128]!r} is not this visitor's")
+        connection.scope[VISITOR_SCOPE_KEY] = visitor  # type: ignore[literal-required]
+
+    def _visitor(self, token: str, origin: str | None) -> Visitor:
+        try:
+            visitor = verify(self._signing.get(), token)
+        except BadVisitorToken as exc:
+            raise NotAuthorizedException(
+                str(exc), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}
+            ) from exc
+        self.gate.site(visitor.key, origin)  # still active, origin still listed
+        if origin != visitor.origin:
+            raise WidgetRefused("this visitor token was issued to a page of another origin")
+        return visitor
+
+    # -- a visitor's question ---------------------------------------------------------------
+    async def admit(self, request: Request, data: AskRequest) -> Site:
+        """Checks a visitor's question before any work: its session, its fields, then the limits. The site it
+        comes from, the page (X-Assist-Page, when on the visitor's origin) and whether a model may answer."""
+        visitor: Visitor = request.scope[VISITOR_SCOPE_KEY]  # type: ignore[literal-required]
+        if not visitor.owns(data.session_id):
+            raise WidgetRefused(f"session {data.session_id!r} is not this visitor's: use {visitor.id}.<anything>")
+        if sent := [f for f in PLATFORM_FIELDS if getattr(data, f) is not None]:
+            raise InvalidRequest(f"a visitor sends a message only; {', '.join(sent)} come from the platform")
+        page = _page(request.headers.get("x-assist-page"), visitor.origin)
+        ip = self.ip(request)
+
+        def check() -> bool:
+            return self.gate.admit_question(self.gate.site(visitor.key, visitor.origin), visitor.id, ip)
+
+        models = await anyio.to_thread.run_sync(check)
+        return Site(key=visitor.key, page=page, models=models)
+
+    def ip(self, request: Request) -> str:
+        peer = request.client.host if request.client else None
+        return client_ip(peer, request.headers.get("x-forwarded-for"), self.settings.widget.forwarded_hops)
+
+    # -- routes -------------------------------------------------------------------------
+    def routes(self) -> list[Any]:
+        settings = self.settings
+
+        @post(
+            "/v1/widget/session",
+            status_code=200,
+            opt={"public": True, "visitor": True},
+            summary="A visitor token for a page of one of the site key's origins (the widget's first call)",
+        )
+        async def widget_session(data: SessionRequest, request: Request) -> dict[str, Any]:
+            origin = request.headers.get("origin")
+            site = await anyio.to_thread.run_sync(self.gate.site, data.key, origin)
+            request.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
+            await anyio.to_thread.run_sync(self.gate.admit_token, site, self.ip(request))
+            known: Visitor | None = request.scope.get(VISITOR_SCOPE_KEY)  # type: ignore[call-overload]
+            visitor = known.id if known is not None and known.key == site.key else new_visitor_id()
+            token, expires = issue(
+                self._signing.get(), visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock()
+            )
+            log.info("widget.session", key=site.key, renewed=known is not None)
+            return {
+                "token": token,
+                "visitor": visitor,
+                "expires_at": _iso(expires),
+                "expires_in": expires - int(_clock()),
+            }
+
+        @post("/v1/admin/keys", status_code=201, sync_to_thread=True, summary="Create a site key for the widget")
+        def create_key(data: keys.NewKey, request: Request) -> dict[str, Any]:
+            self._admin(request)
+            return keys.view(keys.create(self.store.get(), data), settings)
+
+        @get("/v1/admin/keys", sync_to_thread=True, summary="Every site key, with the limits in force")
+        def list_keys(request: Request) -> dict[str, Any]:
+            self._admin(request)
+            return {"keys": [keys.view(k, settings) for k in self.store.get().all_keys()]}
+
+        @delete("/v1/admin/keys/{key:str}", status_code=200, sync_to_thread=True, summary="Revoke a site key")
+        def revoke_key(key: str, request: Request) -> dict[str, Any]:
+            self._admin(request)
+            return keys.view(keys.revoke(self.store.get(), key), settings)
+
+        return [widget_session, create_key, list_keys, revoke_key]
+
+    def _admin(self, request: Request) -> None:
+        caller(request, self.settings)  # someone identified, as on every route
+        require_admin(request, self.settings)  # and an admin: keys decide who may spend the model host
+
+    # -- CORS -----------------------------------------------------------------------------
+    def cors(self) -> WidgetCORS:
+        return WidgetCORS(self)
+
+
+class WidgetCORS(ASGIMiddleware):
+    """Preflights of the widget's paths answered for the origins of the key they name; answers granted to the
+    origin the guard or the session route checked."""
+
+    scopes = (ScopeType.HTTP,)
+
+    def __init__(self, widget: Widget) -> None:
+        self.widget = widget
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin")
+        if origin is None or not WIDGET_PATHS.match(scope["path"]):
+            await next_app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            await self._preflight(scope, origin, send)
+            return
+
+        async def granted(message: Any) -> None:
+            if message["type"] == "http.response.start" and scope.get(CORS_SCOPE_KEY) == origin:
+                message = {**message, "headers": [*message.get("headers", []), *_grant(origin)]}
+            await send(message)
+
+        await next_app(scope, receive, granted)
+
+    async def _preflight(self, scope: Scope, origin: str, send: Send) -> None:
+        key = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key") or [""])[0]
+        try:
+            await anyio.to_thread.run_sync(self.widget.gate.site, key, origin)
+        except WidgetRefused as exc:
+            body = msgspec.json.encode({"status_code": 403, "detail": str(exc)})
+            await _reply(send, 403, [(b"content-type", b"application/json")], body)
+            return
+        allow = [
+            (b"access-control-allow-methods", b"GET, POST"),
+            (b"access-control-allow-headers", ALLOW_HEADERS.encode()),
+            (b"access-control-max-age", b"600"),
+        ]
+        await _reply(send, 204, [*_grant(origin), *allow], b"")
+
+
+def _grant(origin: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", b"retry-after"),
+        (b"vary", b"Origin"),
+    ]
+
+
+async def _reply(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _page(page: str | None, origin: str) -> str | None:
+    """The page a question was asked from, kept only when it is an address on the visitor's own site, and only
+    its path: a query string may carry what a visitor typed elsewhere (a search, an e-mail address)."""
+    if not page or len(page) > MAX_PAGE_CHARS:
+        return None
+    parts = urlsplit(page)
+    if f"{parts.scheme}://{parts.netloc}".lower() != origin.lower():
+        return None
+    return f"{origin}{parts.path or '/'}"
+
+
+def _clock() -> float:
+    return time.time()
+
+
+def _iso(epoch_s: int) -> str:
+    return datetime.fromtimestamp(epoch_s, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,122 @@
+"""Phase 2 of a prepared turn, streamed (`POST /v1/ask/stream`): the `route` event at once, then `token`s, then
+`done`.
+
+The model is requested before the route event is yielded, so its request overlaps the route's delivery
+(ADR 0037). If the consumer goes away mid-stream, the model stream is closed and the turn is still written,
+with what was generated so far and `client_disconnected`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from assist.answer.llm import Generation, LLMUnavailable, Thought
+from assist.answer.marker import MarkerFilter
+from assist.answer.prefetch import Prefetched
+from assist.ask.context import answer_text, budget_spent, prompt, traced
+from assist.ask.recorder import sources_of
+from assist.contracts import Degraded, TurnState
+from assist.logs import get_logger
+from assist.trace import stage
+
+if TYPE_CHECKING:
+    from assist.answer.budget import Prompt
+    from assist.ask.context import Context
+    from assist.ask.engine import Engine
+
+log = get_logger(__name__)
+Event = tuple[str, dict[str, Any]]
+
+
+async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None]:
+    assert state.route is not None, "prepare runs before the stream"
+    route = state.route
+    ctx = engine.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
+    uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
+    if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
+        text = engine.not_covered(state)
+        turn = engine.recorder.take(state)
+        answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn)
+        yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
+        yield "token", {"text": text}
+        yield "done", {**msgspec.to_builtins(answer), "usage": {}}
+        return
+    slots = engine.parts.slots()
+    # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
+    fitted = None if state.budget_spent else prompt(state, ctx, slots, engine.settings)
+    # requested now, read after the route event: the request travels while the route goes out
+    calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
+    model = Prefetched(calls)
+    # with each source's passage, so a reader (the web chat) can see what the answer is built from
+    sources = [
+        {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(sources_of(ctx.chunks), ctx.chunks, strict=True)
+    ]
+    first = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)} | uncertain
+    # the model's thinking is shown apart, only when asked for
+    async for event in _generate(engine, state, ctx, model, fitted, slots.thinks(route.model_slot), ("route", first)):
+        yield event
+
+
+async def _generate(
+    engine: Engine,
+    state: TurnState,
+    ctx: Context,
+    model: Prefetched,
+    fitted: Prompt | None,
+    thinking: bool,
+    route_event: Event,
+) -> AsyncGenerator[Event, None]:
+    """The route event, the model's tokens as they come, then `done` once the turn is written; a consumer gone at
+    any point still gets the turn written (`finally`)."""
+    turn = None
+    parts: list[str] = []
+    gen: Generation | LLMUnavailable | None = None
+    written = False
+    try:
+        yield route_event
+        turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
+        assert state.route is not None
+        with stage(state.stages, "generate", slot=state.route.model_slot) as st:
+            if fitted is not None:
+                traced(st, fitted)
+            shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
+            try:
+                async for item in model:
+                    if isinstance(item, Generation):
+                        gen = item
+                    elif isinstance(item, Thought):
+                        if thinking:
+                            yield "thinking", {"text": item.text}
+                    elif piece := shown.feed(item):
+                        parts.append(piece)
+                        yield "token", {"text": piece}
+            except LLMUnavailable as exc:
+                gen = exc
+            if rest := shown.close():
+                parts.append(rest)
+                yield "token", {"text": rest}
+            text = answer_text(state, st, gen, ctx)
+        if isinstance(gen, LLMUnavailable):
+            yield "token", {"text": text}
+        elif len(text) > len(said := "".join(parts)):  # the note of an answer cut at its output limit
+            yield "token", {"text": text[len(said) :]}
+        written = True  # from here the turn is written here (or fails loudly), never a second time below
+        answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, ctx.chunks, turn)
+        yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
+    finally:
+        if not written:
+            state.degraded.append(Degraded.CLIENT_DISCONNECTED)
+            log.info("answer.stream_cancelled", session_id=state.request.session_id, tokens=len(parts))
+            with anyio.CancelScope(shield=True):
+                await model.aclose()
+                await anyio.to_thread.run_sync(engine.recorder.finish, state, "".join(parts), ctx.chunks, turn)
+
+
+async def _no_model() -> AsyncIterator[Any]:
+    """The model stream of a turn past its site key's budget: it ends before any call, as an unavailable model's."""
+    raise budget_spent()
+    yield  # makes this an async generator

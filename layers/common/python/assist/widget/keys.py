@@ -1,0 +1,77 @@
+"""Creating, listing and revoking site keys: one set of rules for `assist keys …` on the store and for the admin
+routes (`/v1/admin/keys`) the command calls when ASSIST_URL names a running engine."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from assist.contracts import InvalidRequest
+from assist.errors import AssistError
+from assist.memory.widget_store import Limits, SiteKey
+from assist.widget.gate import Effective
+from assist.widget.origins import normalize
+
+if TYPE_CHECKING:
+    from assist.memory.widget_store import WidgetStore
+    from assist.settings import Settings
+
+MAX_ORIGINS = 20
+KEY_PATTERN = r"^pk_[A-Za-z0-9_-]{8,64}$"
+
+
+class KeyNotFound(AssistError):
+    status = 404
+    code = "key_not_found"
+
+
+class NewKey(msgspec.Struct, forbid_unknown_fields=True):
+    """`POST /v1/admin/keys`: the origins that may use the key, a name for people, limits of its own."""
+
+    origins: list[str]
+    name: str = ""
+    limits: Limits = msgspec.field(default_factory=Limits)
+
+
+def create(store: WidgetStore, request: NewKey) -> SiteKey:
+    if not 1 <= len(request.origins) <= MAX_ORIGINS:
+        raise InvalidRequest(f"a site key names 1 to {MAX_ORIGINS} origins, not {len(request.origins)}")
+    if len(request.name) > 100:
+        raise InvalidRequest("name is longer than 100 characters")
+    for field in msgspec.structs.fields(Limits):
+        value = getattr(request.limits, field.name)
+        if value is not None and (value < 0 or value > 10**9 or (field.name.endswith("window_s") and value < 1)):
+            raise InvalidRequest(f"limits.{field.name} is {value}: use 0 to 10^9 (a window at least 1 s)")
+    key = SiteKey(
+        key="pk_" + secrets.token_urlsafe(18),
+        origins=list(dict.fromkeys(normalize(o) for o in request.origins)),
+        created_at=_now(),
+        name=request.name,
+        limits=request.limits,
+    )
+    store.put_key(key)
+    return key
+
+
+def revoke(store: WidgetStore, key: str) -> SiteKey:
+    revoked = store.revoke_key(key, _now())
+    if revoked is None:
+        raise KeyNotFound(f"no site key {key!r}")
+    return revoked
+
+
+def view(key: SiteKey, settings: Settings) -> dict[str, Any]:
+    """The key as the command and the admin routes show it: its own limits and the ones in force."""
+    return {
+        **msgspec.to_builtins(key),
+        "active": key.active,
+        "effective_limits": asdict(Effective.of(key, settings)),
+    }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,90 @@
+"""The value sets the stages decide and compare — layer, retrieval confidence, query kind, degraded and
+uncertain reasons — are written once, as enums in contracts.py (ADR 0072), and used as such everywhere else.
+
+Read from the source with `ast`: no string literal spells a degraded or uncertain reason outside contracts.py,
+and no comparison or keyword argument about a layer, confidence, query kind or reason uses a bare string where
+a member belongs (the words `low` or `llm` mean other things elsewhere, so those are judged by context)."""
+
+from __future__ import annotations
+
+import ast
+from enum import StrEnum
+from pathlib import Path
+
+import msgspec
+
+from assist.contracts import Confidence, Degraded, Layer, QueryKind, Stage, UncertainReason
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "layers/common/python/assist", ROOT / "tooling/assist_dev"]
+CONTRACTS = ROOT / "layers/common/python/assist/contracts.py"
+#: values that name nothing else: never a bare literal outside contracts.py (`deadline` and `budget` also name a
+#: request's time and the benches' limits)
+DISTINCT = {m.value for e in (Degraded, UncertainReason) for m in e} - {"deadline", "budget"}
+DISTINCT |= {"very_high", "speculative"}
+ANY_VALUE = {m.value for e in (Layer, Confidence, QueryKind, Degraded, UncertainReason) for m in e} - {""}
+ABOUT = ("layer", "confidence", "query_kind", "degraded", "reason", "uncertain")
+
+
+def strings(node: ast.AST) -> set[str]:
+    """The str constants a node is, or holds (a tuple, list or set of them)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return {v for e in node.elts for v in strings(e)}
+    if isinstance(node, ast.Call) and getattr(node.func, "id", "") in {"frozenset", "set"}:
+        return {v for a in node.args for v in strings(a)}
+    return set()
+
+
+def bare_values(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Constant) and node.value in DISTINCT:
+            found.append(f"{where} {node.value!r}")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            about = any(word in ast.unparse(s) for s in sides for word in ABOUT)
+            if about and (hits := {v for s in sides for v in strings(s)} & ANY_VALUE):
+                found.append(f"{where} compares {sorted(hits)}")
+        elif isinstance(node, ast.keyword) and (node.arg or "").endswith(ABOUT):
+            found += [f"{where} {node.arg}={v!r}" for v in sorted(strings(node.value) & ANY_VALUE)]
+    return found
+
+
+def test_no_value_of_the_contracts_is_spelled_outside_them():
+    files = [p for root in SOURCES for p in root.rglob("*.py") if p != CONTRACTS]
+    assert len(files) > 150
+    assert [hit for p in files for hit in bare_values(p)] == []
+
+
+def test_the_check_sees_a_bare_value(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "def f(state, route):\n"
+        "    state.degraded.append('llm_unavailable')\n"
+        "    if route.layer == 'llm' or state.retrieval.confidence in ('low', 'none'):\n"
+        "        return Route(layer='rules')\n"
+    )
+    assert bare_values(planted) == [
+        "planted.py:2 'llm_unavailable'",
+        "planted.py:3 compares ['llm']",
+        "planted.py:3 compares ['low', 'none']",
+        "planted.py:4 layer='rules'",
+    ]
+
+
+def test_members_encode_as_the_plain_strings_of_the_wire():
+    assert msgspec.json.encode([Degraded.SLOT_FALLBACK, Layer.LLM, Confidence.VERY_HIGH]) == (
+        b'["slot_fallback","llm","very_high"]'
+    )
+    assert all(isinstance(m, StrEnum) for m in (Degraded.DEADLINE, QueryKind.HYBRID, UncertainReason.OUT_OF_SCOPE))
+    # a stage's unset decisions are absent, not null; one set to None (no model answered) is null
+    stage = Stage(name="generate", ms=1.5, model=None, answered_by="extractive")
+    assert msgspec.json.decode(msgspec.json.encode(stage)) == {
+        "name": "generate",
+        "ms": 1.5,
+        "model": None,
+        "answered_by": "extractive",
+    }
