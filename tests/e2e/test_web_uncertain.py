@@ -31,6 +31,7 @@ def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, sta
     assert notice.get_attribute("data-reason") in {"no_relevant_passage", "low_retrieval_confidence", "out_of_scope"}
     assert notice.get_attribute("title") == notice.get_attribute("data-reason").replace("_", " ")  # why, on hover
     expect(answer.locator(".text")).to_contain_text("The documentation does not cover this question")
+    assert answer.locator(".text a.source-link").first.get_attribute("href").startswith("file://")  # a near miss's page
     assert len(ollama.calls(model="main-model:1b")) == before
 
     ollama.queue_replies(["Sourdough needs a starter, flour and time."], model="main-model:1b")

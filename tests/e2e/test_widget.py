@@ -314,6 +314,7 @@ def test_a_spanish_visitor_without_a_model_reads_spanish_and_the_dark_page_gets_
     declined = shadow(page, ".turn .answer").nth(1)
     expect(declined).to_have_attribute("data-state", "done", timeout=30_000)
     expect(declined.locator(".uncertain")).to_have_text("No está en la documentación")
+    assert declined.locator(".text a.source-link").first.get_attribute("href").startswith("file://")  # a near miss
     declined.get_by_role("button", name="Preguntar de todos modos").click()
     forced = shadow(page, ".turn .answer").nth(2)
     expect(forced).to_have_attribute("data-state", "done", timeout=30_000)

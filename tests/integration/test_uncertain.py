@@ -58,7 +58,7 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     assert a["answer"].startswith("The documentation does not cover this question")
     topics = a["retrieval"]["suggestions"]
     assert topics
-    assert all(f"- {t}" in a["answer"] for t in topics)
+    assert all(f"- [{t}](file://" in a["answer"] for t in topics)  # each near miss links to its page
     assert a["sources"] == []
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]

@@ -80,7 +80,7 @@ def test_not_covered_speaks_the_question_language_and_lists_the_nearest_topics()
         chunk("a", title="Routing", heading="Layers"), url="https://docs.example/routing#layers"
     )
     near = not_covered("¿Receta de tarta?", nearest_topics([linked]), links([linked, chunk("b")]))
-    assert near.endswith("- Routing › Layers: https://docs.example/routing#layers")  # the near miss, to follow
+    assert near.endswith("- [Routing › Layers](https://docs.example/routing#layers)")  # the near miss, to follow
 
 
 def test_terms_and_names_of_a_question():

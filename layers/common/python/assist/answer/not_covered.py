@@ -35,5 +35,5 @@ def not_covered(question: str, topics: Sequence[str], urls: Mapping[str, str] | 
     if not topics:
         return f"{phrase('not_covered', lang)} {phrase('none', lang)}"
     urls = urls or {}
-    lines = [f"- {t}: {urls[t]}" if t in urls else f"- {t}" for t in topics]
+    lines = [f"- [{t}]({urls[t]})" if t in urls else f"- {t}" for t in topics]  # a Markdown link: every way in
     return phrase("not_covered", lang) + "\n\n" + phrase("nearest", lang) + "\n" + "\n".join(lines)

@@ -313,13 +313,14 @@ const AssistRender = (() => {
   function prose(part, node) {
     const p = element("p");
     const text = part.replace(/^\n+|\n+$/g, ""); // the blank lines around a code block are its margins
-    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[(\d{1,2})\]/g;
+    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[([^\]\n]+)\]\(((?:https?|file):\/\/[^\s)]+)\)|\[(\d{1,2})\]/g;
     let at = 0;
     for (const m of text.matchAll(inline)) {
       p.append(text.slice(at, m.index));
       if (m[1] !== undefined) p.append(element("code", m[1]));
       else if (m[2] !== undefined) p.append(element("strong", m[2]));
-      else p.append(citation(node, Number(m[3])));
+      else if (m[3] !== undefined) p.append(pageLink(m[3], m[4], node)); // a near miss's page (ADR 0084)
+      else p.append(citation(node, Number(m[5])));
       at = m.index + m[0].length;
     }
     p.append(text.slice(at));
@@ -375,6 +376,13 @@ const AssistRender = (() => {
     link.target = "_blank";
     link.rel = "noopener noreferrer";
     link.title = url;
+    return link;
+  }
+
+  // A Markdown link in the answer (only http(s) and file pages: never a script), opened like a source's page.
+  function pageLink(text, url, node) {
+    const link = sourceLink(url, $(".answer", node).strings);
+    link.textContent = text;
     return link;
   }
 
