@@ -31,7 +31,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def start(cwd: Path, docs: Path, *extra: str, **overrides: str) -> tuple[subprocess.Popen, str]:
+def start(cwd: Path, *extra: str, docs: Path = DOCS, **overrides: str) -> tuple[subprocess.Popen, str]:
     """`assist local up --docs docs` in `cwd`, without Ollama unless `overrides` (environment variables) name one."""
     port = free_port()
     env = {**os.environ, "EMBED_MODEL_DIR": str(MODEL_DIR), "OLLAMA_HOST": "http://127.0.0.1:9", "LOG_FORMAT": "json"}
@@ -67,7 +67,7 @@ def stop(proc: subprocess.Popen) -> tuple[int, str, str]:
 @pytest.mark.parametrize("index", ["local", "s3"])
 def test_local_up_serves_asks_and_stops_cleanly(tmp_path, pages, index):
     extra = ("--index", "s3://assist-data/index") if index == "s3" else ()
-    proc, base = start(tmp_path, pages, *extra)
+    proc, base = start(tmp_path, *extra, docs=pages)
     try:
         env = subprocess.run([str(ASSIST), "local", "env"], cwd=tmp_path, capture_output=True, text=True, check=True)
         assert "export AWS_ENDPOINT_URL=http://127.0.0.1:" in env.stdout
