@@ -8,11 +8,13 @@ where it runs as root with apt-get). Playwright never downloads a browser here: 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -75,11 +77,11 @@ def sync_api():
     return pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra pins it)")
 
 
-@pytest.fixture
-def stack(tmp_path, docs_index, ollama):
-    """The local stack on the tests' cached index, answering through the Ollama test server."""
+@contextlib.contextmanager
+def cached_stack(cwd: Path, docs_index, ollama) -> Iterator[str]:
+    """The local stack on the tests' cached index, answering through the Ollama test server; yields its URL."""
     proc, base = start_stack(
-        tmp_path,
+        cwd,
         "--index",
         docs_index.index.uri,
         OLLAMA_HOST=ollama.url,
@@ -91,6 +93,12 @@ def stack(tmp_path, docs_index, ollama):
     finally:
         code, _, err = stop(proc)
         assert code == 0, err[-2000:]
+
+
+@pytest.fixture
+def stack(tmp_path, docs_index, ollama):
+    with cached_stack(tmp_path, docs_index, ollama) as base:
+        yield base
 
 
 @pytest.fixture

@@ -15,9 +15,8 @@ import httpx
 import pytest
 
 from assist_dev.doubles.ollama_server import OllamaTestServer
-from tests.e2e.test_local_stack import ASSIST, stop
-from tests.e2e.test_local_stack import start as start_stack
-from tests.e2e.test_web_chat import CHROMIUM, CHROMIUM_ARGS, NARROW, WIDE, refresh_docs_images
+from tests.e2e.test_local_stack import ASSIST
+from tests.e2e.test_web_chat import CHROMIUM, CHROMIUM_ARGS, NARROW, WIDE, cached_stack, refresh_docs_images
 from tests.support.docs_site import DocsSite
 
 pytestmark = pytest.mark.integration
@@ -60,19 +59,8 @@ def ollama():
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory, docs_index, ollama):
-    proc, base = start_stack(
-        tmp_path_factory.mktemp("widget-stack"),
-        "--index",
-        docs_index.index.uri,
-        OLLAMA_HOST=ollama.url,
-        OLLAMA_MODEL_NAME="main-model:1b",
-        OLLAMA_MODEL_NAME_CONVERSATIONAL="light-model:0.5b",
-    )
-    try:
+    with cached_stack(tmp_path_factory.mktemp("widget-stack"), docs_index, ollama) as base:
         yield base
-    finally:
-        code, _, err = stop(proc)
-        assert code == 0, err[-2000:]
 
 
 @pytest.fixture(scope="module")
