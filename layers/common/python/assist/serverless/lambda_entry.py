@@ -151,8 +151,6 @@ class LambdaFunction:
             self.engine.get().warm()
 
     def _build_engine(self) -> Engine:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-
         return build_engine(self.settings)  # DynamoDB's client (boto3) comes with the first store call
 
     def _build_mangum(self) -> Any:
