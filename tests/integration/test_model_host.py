@@ -220,3 +220,21 @@ def test_bench_ollama_short_mode_shows_answers_queueing_past_their_deadline(base
     assert by[8]["fell_back"] >= 3  # at most 1.5 s / T ≈ 0.3 s of them fit before the deadline
     assert by[8]["p95_s"] < ollama.SHORT["deadline_s"]  # a queued call gives up by the deadline, not after
     assert "answered by model" in render(ollama_table(result))
+
+
+def test_bench_tokens_counts_against_qwen3_and_every_fallback_over_counts():
+    """`assist bench tokens` as a user runs it: the figures ADRs 0077 and 0079 quote come from this command."""
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("assist")), "bench", "tokens", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert result["tokenizer"].startswith("qwen3")
+    for kind, row in result["kinds"].items():
+        assert 0.85 <= row["double_rule"] <= 1.05, kind  # the double counts as qwen3 does, within its rule's error
+        assert min(row["minilm_x1.35"], row["chars_1.8"]) >= 1.0, kind  # a fallback never under-counts
+    assert all(0.95 <= p["estimate_over_qwen3"] <= 1.05 for p in result["prompts"])

@@ -52,19 +52,19 @@ def run(settings: Settings) -> dict[str, Any]:
     from tokenizers import Tokenizer
 
     from assist.answer.budget import MINILM_SCALE, PER_MESSAGE, PRIMING, TokenCounter, token_counter
-    from assist.bench.harness import double_module
+    from assist_dev.doubles import ollama_server as module  # its rule (`count_tokens`), qwen3's template (`render`)
 
     qwen = token_counter(settings)
     if not qwen.name.startswith("qwen3"):
         raise RuntimeError("no qwen3 tokenizer: run `assist model export` (make setup does)")
-    module = double_module()  # its rule (`count_tokens`) and qwen3's template as it renders it (`render`)
 
     minilm_tok = Tokenizer.from_file(str(Path(settings.embed.model_dir) / "tokenizer.json"))
     minilm_tok.no_truncation()
     minilm = TokenCounter("minilm", minilm_tok, MINILM_SCALE)
     chars = TokenCounter("chars")
     kinds = {}
-    for kind, text in texts().items():
+    samples = texts()
+    for kind, text in samples.items():
         q = qwen.count(text)
         kinds[kind] = {
             "qwen3": q,
@@ -74,7 +74,7 @@ def run(settings: Settings) -> dict[str, Any]:
         }
     template = _qwen_template()
     prompts = []
-    docs = texts()["docs prose (docs/*.md)"]
+    docs = samples["docs prose (docs/*.md)"]
     for size in (1_000, 8_000, 24_000):
         messages = [
             {"role": "system", "content": "You are the documentation assistant. Cite sources as [1]."},
