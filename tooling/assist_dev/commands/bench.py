@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assist.commands.common import group, settings
+from assist.deadline import PERSIST_RESERVE_S
 
 if TYPE_CHECKING:
     from assist_dev.bench.figures import Table
@@ -325,8 +326,8 @@ def ollama_table(result: dict[str, Any]) -> Table:
     notes = [
         f"host: {result['parallel']} slot(s) per model, {result['token_rate']:g} tokens/s, {result['reply_tokens']} "
         f"tokens an answer; one answer alone takes T = {result['answer_s']} s; deadline {result['deadline_s']:g} s",
-        f"sizing rule: parallel × floor((deadline − 1 s) / T) = {result['useful_concurrency']} answers in time at "
-        "once; past that they queue into their deadline and fall back (docs/operations.md)",
+        f"sizing rule: parallel × floor((deadline − {PERSIST_RESERVE_S:g} s) / T) = {result['useful_concurrency']} "
+        "answers in time at once; past that they queue into their deadline and fall back (docs/operations.md)",
     ]
     return Table(("at once", "answered by model", "fell back", "p50 s", "p95 s", "busiest slots"), rows, notes)
 

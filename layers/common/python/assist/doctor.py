@@ -137,12 +137,13 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
 def index_state(settings: Settings) -> dict[str, Any]:
     """The live index's location, its passages and documents; a missing local index is not a failure (the
     first `assist ask` builds it), an unreadable one is."""
+    from assist.aws.clients import index_s3
     from assist.index import pointer
     from assist.index.manifest import read as read_manifest
     from assist.index.store import connect
 
     uri = settings.index.uri
-    if not uri.startswith("s3://") and not Path(uri).exists():
+    if not settings.index.is_s3 and not Path(uri).exists():
         return {
             "uri": uri,
             "ok": True,
@@ -150,12 +151,7 @@ def index_state(settings: Settings) -> dict[str, Any]:
             "note": "`assist index docs` (or the first ask) builds it",
         }
     try:
-        s3 = None
-        if uri.startswith("s3://"):
-            from assist.aws.clients import client
-
-            s3 = client("s3", settings)
-        live = pointer.live_uri(uri, s3)
+        live = pointer.live_uri(uri, index_s3(settings))
         db = connect(live, settings.storage_options())
         table = db.open_table(settings.index.table)
         entries = read_manifest(db, settings.index.table)

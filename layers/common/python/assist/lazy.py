@@ -25,10 +25,6 @@ class Lazy(Generic[T]):
                     self._built.append(self._factory())
         return self._built[0]
 
-    @property
-    def built(self) -> bool:
-        return bool(self._built)
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self.get(), name)
 

@@ -104,9 +104,6 @@ class ModelSlots:
     def model(self, slot: str) -> str:
         return self._slots[slot][1]
 
-    def host(self, slot: str) -> str:
-        return self._slots[slot][0]
-
     def thinks(self, slot: str) -> bool:
         """Whether answers of this slot may think (its setting; the model's capability decides per call)."""
         return self._think[slot] != "false"

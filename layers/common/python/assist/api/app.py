@@ -6,6 +6,7 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.exceptions import ClientException, HTTPException, SerializationException, ValidationException
@@ -119,8 +120,6 @@ def service(
         if deep is None:
             raise ClientException("deep checks are served by the answer app")
         require_admin(request, settings)  # the report names hosts and models: for operators only
-        import anyio
-
         result = await anyio.to_thread.run_sync(deep)
         return {"status": "ok" if result["ok"] else "degraded", **result}
 

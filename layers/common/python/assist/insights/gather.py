@@ -25,6 +25,8 @@ log = get_logger(__name__)
 MAX_DAYS = 90
 LAYERS = ("declared", "rules", "embedding", "llm", "fallback", "default")
 NOT_SEARCHED = "not searched"
+#: retrieval too weak to call the docs' answer found: a documentation gap (a stored string equals its member)
+WEAK = frozenset(c for c in Confidence if c.weak)
 
 
 class BadWindow(InvalidRequest):
@@ -73,7 +75,7 @@ class Gathered:
             e
             for e in self.entries
             if e.get("uncertain")
-            or _weak(e.get("retrieval_confidence"))
+            or e.get("retrieval_confidence") in WEAK
             or (e.get("feedback") or {}).get("rating") == "down"
         ]
 
@@ -138,11 +140,3 @@ def gather(
     out.seconds = round(time.perf_counter() - t0, 3)
     log.info("insights.gathered", days=days, entries=len(out.entries), queries=out.queries, read_units=out.read_units)
     return out
-
-
-def _weak(confidence: str | None) -> bool:
-    """Retrieval too weak to call the docs' answer found: the question is a documentation gap."""
-    try:
-        return Confidence(confidence).weak
-    except ValueError:  # not searched (None), or a value no longer known
-        return False

@@ -159,18 +159,6 @@ def _search_ms(retriever: Retriever, texts: list[str], k: int) -> list[float]:
     return out
 
 
-def evaluate(
-    sets: list[DataSet],
-    offtopic_files: list[str],
-    index_root: str,
-    settings: Settings,
-    embedder: Embedder,
-    targets: Targets | None = None,
-) -> dict[str, Any]:
-    found, cost = gather(sets, offtopic_files, index_root, settings, embedder)
-    return report(found, Weights.from_settings(settings), targets or Targets(), cost)
-
-
 def report(
     found: dict[str, list[Evidence]], configured: Weights, targets: Targets, cost: dict[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -126,7 +126,7 @@ def names(text: str) -> set[str]:
 
 
 def content_words(text: str) -> set[str]:
-    return {w[:STEM] for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()}
+    return {w[:STEM] for w in terms(text)}
 
 
 def coverage(question: str, chunks: Sequence[Chunk]) -> float:
@@ -180,7 +180,8 @@ def absence(
         seen.update(_WORD.findall(f"{c.title} {c.heading} {c.text}".lower()))
     unknown = vocabulary([t for t in asked if t not in seen])
     missing = tuple(t for t in asked if t in unknown)
-    candidates = [t for t in missing if t in names(question)]
+    named_words = names(question)
+    candidates = [t for t in missing if t in named_words]
     named = 1.0 if candidates and vocabulary(candidates, typos=1) else 0.0
     return len(missing) / len(asked), named, missing
 
