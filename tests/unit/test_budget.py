@@ -3,8 +3,10 @@ so the test needs no tokenizer file."""
 
 from __future__ import annotations
 
-from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, Window, fit
+from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, Window, fit, prompt_tokenizer_file
 from assist.contracts import Chunk, QueryType
+from assist.doctor import embedder_state
+from assist.settings import Settings
 
 COUNT = TokenCounter("chars")  # ceil(chars / 1.8)
 
@@ -100,3 +102,11 @@ def test_account_data_and_editor_content_get_the_rest_cut_with_a_marker() -> Non
     assert code.dropped["editor_chars"] > 0
     assert "passages" not in code.dropped
     assert code.tokens <= code.window.limit()
+
+
+def test_the_prompt_tokenizer_named_by_its_setting_is_the_one_counted_with_and_the_one_doctor_reports(tmp_path):
+    named = tmp_path / "qwen3-tokenizer.json"
+    named.write_text("{}")
+    s = Settings.from_env({}).with_(ollama={"prompt_tokenizer": str(named)}, embed={"model_dir": str(tmp_path / "m")})
+    assert prompt_tokenizer_file(s) == named
+    assert embedder_state(s)["prompt_tokenizer"] is True  # not beside the embedding model, yet the one in use

