@@ -21,6 +21,7 @@ from assist.logs import configure
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
 from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
+from tests.support.attacks import ROWS, table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -90,3 +91,10 @@ def adr_index(base_settings: Settings, embedder, tmp_path_factory: pytest.TempPa
     s = base_settings.with_(index={"uri": str(tmp_path_factory.mktemp("adr-index"))})
     ingest(root, s, embedder, progress=False)
     return s
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if ROWS:
+        terminalreporter.section("front-door attacks")
+        for line in table():
+            terminalreporter.write_line(line)
