@@ -12,10 +12,9 @@ import pytest
 from assist.api.widget import _page
 from assist.contracts import InvalidRequest
 from assist.memory.widget_store import Limits, SiteKey
-from assist.settings import Settings
-from assist.settings import SettingsError
+from assist.settings import Settings, SettingsError
 from assist.widget.address import UNKNOWN, Addresses
-from assist.widget.gate import Effective
+from assist.widget.gate import Effective, KeyCache
 from assist.widget.origins import normalize
 from assist.widget.tokens import BadVisitorToken, is_visitor_token, issue, new_visitor_id, verify
 
@@ -148,3 +147,29 @@ def test_the_page_kept_is_on_the_visitors_site_and_only_its_path():
     assert _page("https://evil.example/guide", site) is None
     assert _page(f"{site}/" + "a" * 3000, site) is None
     assert _page(None, site) is None
+
+
+class CountingStore:
+    """The widget store's key listing, counted."""
+
+    def __init__(self, keys: list[SiteKey]) -> None:
+        self.keys, self.reads = keys, 0
+
+    def all_keys(self) -> list[SiteKey]:
+        self.reads += 1
+        return list(self.keys)
+
+
+def test_made_up_keys_read_no_store_per_request_and_a_new_key_is_seen_within_a_second():
+    now = [0.0]
+    known = SiteKey(key="pk_known", origins=[], created_at="")
+    store = CountingStore([known])
+    cache = KeyCache(lambda: store, ttl_s=30.0, clock=lambda: now[0])
+    for i in range(1000):  # 1,000 made-up keys over 10 s
+        assert cache.get(f"pk_made_up_{i}") is None
+        now[0] += 0.01
+    assert store.reads <= 11  # the whole set once, then at most once a second for keys not in it
+    assert cache.get("pk_known") is known
+    store.keys.append(SiteKey(key="pk_new", origins=[], created_at=""))
+    now[0] += KeyCache.MISS_REREAD_S
+    assert cache.get("pk_new") is not None
