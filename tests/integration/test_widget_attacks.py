@@ -379,6 +379,11 @@ def test_the_budget_counts_model_calls_three_for_a_question_classified_and_rewri
     rewrite = models.host.calls("/api/chat", model=LIGHT)
     assert len(rewrite) == 1
     assert "another host" in rewrite[0].body["messages"][-1]["content"]
+    record(
+        "one question that needs the LLM classifier, a rewrite and the answer (3 of the 4 stages that call models)",
+        "daily_model_calls counts model calls, any stage",
+        "3 counted on the key's budget, 3 chat calls at the model host",
+    )
 
 
 def test_force_answer_past_the_budget_asks_no_model_and_counts_as_a_question(models):
