@@ -1,4 +1,4 @@
-"""The attacker's suite (issue 37, ADR 0092): the front door tried as someone with only a public docs page would,
+"""The attacker's suite (ADR 0092): the front door tried as someone with only a public docs page would,
 against the app run with the stream function's own environment from template.yaml, each request shaped as a
 Lambda function URL delivers it through the Lambda Web Adapter (`assist_dev.doubles.function_url`), and the Ask
 function's behind API Gateway through mangum. Moto DynamoDB and Secrets Manager, LanceDB with docs/, the Ollama
