@@ -195,8 +195,10 @@ def _audit(run: Run, tokens: list[dict[str, Any]], visitors: int, questions: int
     # the history (no classifier or translation calls here: no model host named)
     if not total <= (n := run.store.count(f"budget#{run.key}#{day}", now)) <= 2 * total:
         counters_wrong.append(f"budget: counter {n}, answered {total} (1 or 2 model calls each)")
-    if (n := run.store.count(f"ip#{run.key}#127.0.0.1", now)) != visitors + len(run.results):
-        counters_wrong.append(f"address: counter {n}, requests {visitors + len(run.results)}")
+    # the address counts every request: the tokens, the questions, and this audit's history reads (ADR 0092)
+    requests = visitors + len(run.results) + visitors * SESSIONS_PER_VISITOR
+    if (n := run.store.count(f"ip#{run.key}#127.0.0.1", now)) != requests:
+        counters_wrong.append(f"address: counter {n}, requests {requests}")
     return {
         "answered_per_visitor": sorted(set(per_visitor[v] for v in range(visitors))),
         "expected_per_visitor": expected,
