@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
@@ -115,7 +116,7 @@ class Engine:
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            may_call = lambda: self.model_call(state)  # noqa: E731 - counted only when the LLM layer is asked
+            may_call = partial(self.model_call, state)  # asked (and counted) only if the LLM layer would run
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
