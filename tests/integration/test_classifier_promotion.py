@@ -34,8 +34,8 @@ from assist.cli import main
 from assist.contracts import AskRequest, QueryType
 from assist.export.labels import LabelExporter
 from assist.export.sink import S3Sink
-from assist.memory.backends import open_store
 from assist.serverless.lambda_entry import LambdaFunction
+from assist.sessions.backends import open_store
 from assist.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from assist.aws.resources import ensure_resources
 from assist.contracts import AskRequest, QueryType
 from assist.export.labels import LabelExporter
 from assist.export.sink import LocalSink, S3Sink
-from assist.memory.backends import open_store
+from assist.sessions.backends import open_store
 from assist.settings import Settings
 
 pytestmark = pytest.mark.integration

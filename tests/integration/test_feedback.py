@@ -9,7 +9,7 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
 from tests.integration.conftest import answered
 
@@ -132,7 +132,7 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
     from assist.contracts import AskRequest, FeedbackRequest, QueryType
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
-    from assist.memory.backends import open_store
+    from assist.sessions.backends import open_store
 
     s = docs_index.with_(
         sessions={"table": "s-fb-export", "intent_history_table": "h-fb-export"}, export={"settle_s": 0.0}

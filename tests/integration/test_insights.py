@@ -16,7 +16,7 @@ from assist.aws.resources import ensure_resources
 from assist.commands.insights import review
 from assist.contracts import AskRequest, FeedbackRequest, QueryType
 from assist.insights.gather import gather
-from assist.memory.backends import open_store
+from assist.sessions.backends import open_store
 from assist.settings import Settings
 from assist_dev.local.seed import populate
 from tests.support.http import serve

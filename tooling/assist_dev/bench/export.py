@@ -15,7 +15,7 @@ from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
 from assist.export.labels import LabelExporter
 from assist.export.sink import LocalSink
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import MotoServer, local_settings

@@ -17,7 +17,7 @@ from assist.contracts import Confidence
 from assist.embed.build import lazy_embedder
 from assist.insights.gather import gather
 from assist.insights.render import page
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import MotoServer, local_settings

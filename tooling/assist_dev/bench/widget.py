@@ -82,9 +82,9 @@ def run(
 def _one_store(env: dict[str, str], visitors: int, questions: int, limit: int, processes: int, workers: int) -> Any:
     import httpx
 
-    from assist.memory.backends import open_widget_store
     from assist.settings import Settings
     from assist.widget import keys
+    from assist.widget.store.backends import open_widget_store
 
     settings = Settings.from_env(env).with_(**_emulator(env))
     _tables(settings)

@@ -51,8 +51,8 @@ from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.export.labels import session_hash
 from assist.logs import get_logger
-from assist.memory.store import StoreUnavailable
 from assist.serverless.definition import ROOT
+from assist.sessions.store import StoreUnavailable
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
 from assist.sources.sync import ingest
 from assist_dev.doubles.jwks import LoopbackIssuer
