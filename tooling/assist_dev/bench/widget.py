@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assist.serverless.definition import ROOT
 from assist.stats import percentile
 from assist_dev.bench.figures import Table
+from assist_dev.local.definition import ROOT
 
 ORIGIN = "https://docs.example.com"
 SESSIONS_PER_VISITOR = 4  # several turns of one session at once: the turn counter is part of what is audited
@@ -325,7 +325,7 @@ def _tables(settings: Any) -> None:
     if settings.session_backend != "dynamodb":
         return
     from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
+    from assist_dev.local.resources import ensure_resources
 
     ensure_resources(settings, client("dynamodb", settings), client("s3", settings))
 
