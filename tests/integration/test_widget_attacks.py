@@ -22,9 +22,9 @@ from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.aws.resources import ensure_resources
-from assist.memory.backends import open_widget_store
 from assist.settings import Settings
 from assist.widget.gate import budget_counter
+from assist.widget.store.backends import open_widget_store
 from assist_dev.doubles.function_url import FunctionUrl
 from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from assist_dev.doubles.ollama_server import OllamaTestServer
