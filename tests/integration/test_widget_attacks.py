@@ -21,13 +21,13 @@ import pytest
 from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.settings import Settings
 from assist.widget.gate import budget_counter
 from assist.widget.store.backends import open_widget_store
 from assist_dev.doubles.function_url import FunctionUrl
 from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.resources import ensure_resources
 from assist_dev.rehearsal.template import Stack, expand
 from tests.integration.test_widget_api import events
 from tests.support.attacks import record
