@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from assist.memory.sqlite import open_database, write_lock
+from assist.memory.sqlite import create_schema, open_database, write_lock
 from assist.memory.store import guarded
 from assist.memory.widget_store import (
     KEYS_PARTITION,
@@ -142,7 +142,7 @@ class SQLiteWidgetStore(WidgetStore):
         if not self._ready:
             with self._schema_lock:
                 if not self._ready:
-                    db.executescript(SCHEMA)
+                    create_schema(db, SCHEMA)
                     with write_lock(db) as tx:
                         tx.execute(f"DELETE FROM {TABLE} WHERE expires_at < ?", (int(time.time()),))
                     self._ready = True
