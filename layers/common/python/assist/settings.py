@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from assist.errors import AssistError
+from assist.widget.tokens import WeakKey, check_strength
 
 DEFAULT_PLATFORM_PREFIXES = ("you are a direct and concise assistant",)
 #: the routing classifier trained from data/routing/seed.jsonl and shipped with the repository; an absolute
@@ -61,6 +62,14 @@ _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", 
 
 class SettingsError(AssistError, ValueError):
     """An environment variable holds a value we cannot use."""
+
+
+def _strong(key: str, name: str) -> None:
+    """A visitor-token signing key of MIN_KEY_BYTES at least, or start-up stops naming the variable."""
+    try:
+        check_strength(key, name)
+    except WeakKey as exc:
+        raise SettingsError(str(exc)) from exc
 
 
 def _prefixed(prefix: str) -> Callable[[str], str]:
@@ -312,9 +321,12 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091)."""
 
     table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
-    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
+    # the HMAC key of visitor tokens (32 bytes at least); unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and
+    # kept beside the embedded store's file or in a secret named after the widget table (widget/signing.py)
     token_key: str | None = None
-    token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
+    token_key_previous: str | None = None  # the key it replaced: verifies for one token life after start-up
+    token_key_secret: str | None = None  # a Secrets Manager secret holding it (AWSPREVIOUS verifies too)
+    token_key_cache_s: float = 300.0  # the key is read again this often: a rotation reaches a warm process
     token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
     key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
     stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
@@ -328,7 +340,7 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     ip_window_s: int = 600
     daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
 
-    secret: ClassVar[frozenset[str]] = frozenset({"token_key"})
+    secret: ClassVar[frozenset[str]] = frozenset({"token_key", "token_key_previous"})
 
 
 class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
@@ -414,6 +426,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         unset = [name for name in ("JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE") if not env.get(name)]
         if 0 < len(unset) < 3:  # a token checked without its issuer or audience would accept any app's tokens
             raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
+        for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
+            if value := env.get(name):
+                _strong(value, name)
         return s.with_(**changes)
 
     def env_lines(self) -> dict[str, str]:

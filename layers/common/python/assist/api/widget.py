@@ -34,7 +34,9 @@ from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.memory.backends import open_widget_store
 from assist.widget import keys
-from assist.widget.gate import Gate, WidgetRefused, client_ip, token_key
+from assist.widget.denied import DeniedVisitors
+from assist.widget.gate import Gate, WidgetRefused, client_ip
+from assist.widget.signing import SigningKeys
 from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
 
 if TYPE_CHECKING:
@@ -65,7 +67,8 @@ class Widget:
         self.settings = settings
         self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
         self.gate = Gate(settings, self.store.get)
-        self._signing = Lazy(lambda: token_key(settings, self.store.get))
+        self.signing = SigningKeys(settings)
+        self.denied = DeniedVisitors(self.store.get, settings.widget.key_cache_s)
 
     # -- the guard: visitor tokens ------------------------------------------------------
     async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:
@@ -87,11 +90,14 @@ class Widget:
 
     def _visitor(self, token: str, origin: str | None) -> Visitor:
         try:
-            visitor = verify(self._signing.get(), token)
+            visitor = verify(self.signing.ring(), token, self.settings.widget.token_ttl_s, _clock())
         except BadVisitorToken as exc:
             raise NotAuthorizedException(
                 str(exc), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}
             ) from exc
+        if visitor.id in self.denied:
+            log.info("widget.visitor_denied", visitor=visitor.id, key=visitor.key)
+            raise WidgetRefused("this visitor is denied on this engine")
         self.gate.site(visitor.key, origin)  # still active, origin still listed
         if origin != visitor.origin:
             raise WidgetRefused("this visitor token was issued to a page of another origin")
@@ -136,9 +142,8 @@ class Widget:
             await anyio.to_thread.run_sync(self.gate.admit_token, site, self.ip(request))
             known: Visitor | None = request.scope.get(VISITOR_SCOPE_KEY)  # type: ignore[call-overload]
             visitor = known.id if known is not None and known.key == site.key else new_visitor_id()
-            token, expires = issue(
-                self._signing.get(), visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock()
-            )
+            ring = await anyio.to_thread.run_sync(self.signing.ring)  # a read of the secret once per interval
+            token, expires = issue(ring, visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock())
             log.info("widget.session", key=site.key, renewed=known is not None)
             return {
                 "token": token,
@@ -162,7 +167,17 @@ class Widget:
             self._admin(request)
             return keys.view(keys.revoke(self.store.get(), key), settings)
 
-        return [widget_session, create_key, list_keys, revoke_key]
+        @post(
+            "/v1/admin/denied-visitors",
+            status_code=201,
+            sync_to_thread=True,
+            summary="Deny one visitor id: its tokens are refused within WIDGET_KEY_CACHE_S",
+        )
+        def deny_visitor(data: keys.DeniedVisitor, request: Request) -> dict[str, str]:
+            self._admin(request)
+            return keys.deny(self.store.get(), data)
+
+        return [widget_session, create_key, list_keys, revoke_key, deny_visitor]
 
     def _admin(self, request: Request) -> None:
         caller(request, self.settings)  # someone identified, as on every route
