@@ -144,7 +144,7 @@ class Widget:
             visitor = known.id if known is not None and known.key == site.key else new_visitor_id()
             ring = await anyio.to_thread.run_sync(self.signing.ring)  # a read of the secret once per interval
             token, expires = issue(ring, visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock())
-            log.info("widget.session", key=site.key, renewed=known is not None)
+            log.info("widget.session", key=site.key, visitor=visitor, renewed=known is not None)
             return {
                 "token": token,
                 "visitor": visitor,
