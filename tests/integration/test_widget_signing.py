@@ -14,8 +14,8 @@ import pytest
 
 from assist.aws.clients import client
 from assist.memory.backends import open_widget_store
+from assist.settings import WeakKey
 from assist.widget.signing import KEY_FILE_SUFFIX, SigningKeys
-from assist.widget.tokens import WeakKey
 
 pytestmark = pytest.mark.integration
 

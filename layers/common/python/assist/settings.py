@@ -32,7 +32,6 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from assist.errors import AssistError
-from assist.widget.tokens import WeakKey, check_strength
 
 DEFAULT_PLATFORM_PREFIXES = ("you are a direct and concise assistant",)
 #: the routing classifier trained from data/routing/seed.jsonl and shipped with the repository; an absolute
@@ -64,12 +63,24 @@ class SettingsError(AssistError, ValueError):
     """An environment variable holds a value we cannot use."""
 
 
-def _strong(key: str, name: str) -> None:
-    """A visitor-token signing key of MIN_KEY_BYTES at least, or start-up stops naming the variable."""
-    try:
-        check_strength(key, name)
-    except WeakKey as exc:
-        raise SettingsError(str(exc)) from exc
+#: a visitor-token signing key's least length: HS256's own; a shorter key can be searched offline from any token,
+#: and tokens are free to get (ADR 0093)
+MIN_KEY_BYTES = 32
+
+
+class WeakKey(SettingsError):
+    """A signing key shorter than MIN_KEY_BYTES; the message names where it came from."""
+
+
+def check_strength(key: str, source: str) -> str:
+    """The key, when at least MIN_KEY_BYTES long; a WeakKey naming `source` (the variable, the secret) otherwise."""
+    size = len(key.encode())
+    if size < MIN_KEY_BYTES:
+        raise WeakKey(
+            f"{source} is {size} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random bytes, "
+            "or anyone can recover it from a token and sign their own (make one: openssl rand -base64 48)"
+        )
+    return key
 
 
 def _prefixed(prefix: str) -> Callable[[str], str]:
@@ -428,7 +439,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
         for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
             if value := env.get(name):
-                _strong(value, name)
+                check_strength(value, name)
         return s.with_(**changes)
 
     def env_lines(self) -> dict[str, str]:

@@ -8,7 +8,7 @@ Where the key comes from, first found:
 - neither (a checkout, a container, the local stack): a key made once by the first process, where secrets are
   kept, never in the widget table: a file readable by its owner only beside the embedded store's file, or a
   Secrets Manager secret named after the widget table.
-Every key must be at least 32 bytes (`tokens.MIN_KEY_BYTES`): a shorter one stops start-up (Settings) or, read
+Every key must be at least 32 bytes (`settings.MIN_KEY_BYTES`): a shorter one stops start-up (Settings) or, read
 from a secret, every token signed or verified, with an error naming where it came from.
 """
 
@@ -21,13 +21,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from assist.logs import get_logger
-from assist.widget.tokens import KeyRing, check_strength
-
-if TYPE_CHECKING:
-    from assist.settings import Settings
+from assist.settings import Settings, check_strength
+from assist.widget.tokens import KeyRing
 
 log = get_logger(__name__)
 KEY_FILE_SUFFIX = ".token-key"

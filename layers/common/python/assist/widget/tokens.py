@@ -24,7 +24,6 @@ TYP = "assist-visitor+jwt"
 ISSUER = "assist-widget"
 ALGORITHM = "HS256"
 OWNER_PREFIX = "visitor:"
-MIN_KEY_BYTES = 32  # HS256's own length: a shorter key can be searched offline from any token (tokens are free)
 
 
 class BadVisitorToken(Exception):
@@ -50,21 +49,6 @@ class Visitor:
 def new_visitor_id() -> str:
     """96 random bits, as the session id's characters allow."""
     return "v" + secrets.token_hex(12)
-
-
-class WeakKey(ValueError):
-    """A signing key shorter than MIN_KEY_BYTES; the message names where it came from."""
-
-
-def check_strength(key: str, source: str) -> str:
-    """The key, when at least MIN_KEY_BYTES long; a WeakKey naming `source` (the variable, the secret) otherwise."""
-    size = len(key.encode())
-    if size < MIN_KEY_BYTES:
-        raise WeakKey(
-            f"{source} is {size} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random bytes, "
-            "or anyone can recover it from a token and sign their own (make one: openssl rand -base64 48)"
-        )
-    return key
 
 
 def key_id(key: str) -> str:
