@@ -13,9 +13,9 @@ import uuid
 import pytest
 
 from assist.aws.clients import client
-from assist.memory.backends import open_widget_store
 from assist.settings import WeakKey
 from assist.widget.signing import KEY_FILE_SUFFIX, SigningKeys
+from assist.widget.store.backends import open_widget_store
 
 pytestmark = pytest.mark.integration
 

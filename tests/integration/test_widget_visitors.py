@@ -207,11 +207,11 @@ def test_a_visitors_events_carry_the_answer_but_not_the_traces_internals(model_b
 def test_a_visitors_turn_is_marked_with_its_site_key_in_storage_and_export_and_left_out_of_training(
     docs_index, tmp_path, backend
 ):
-    from assist.aws.resources import ensure_resources
-    from assist.classify.sources import read_sources
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
-    from assist.memory.backends import open_store
+    from assist.offline.classify.sources import read_sources
+    from assist.sessions.backends import open_store
+    from assist_dev.local.resources import ensure_resources
 
     tag = uuid.uuid4().hex[:8]
     if backend == "file":

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from assist.memory.widget_store import WidgetStore
+    from assist.widget.store.store import WidgetStore
 
 MAX_REMEMBERED = 10_000  # made-up visitor ids must not grow it without end
 
