@@ -18,11 +18,11 @@ from assist.sessions.dynamodb import DynamoDBStore
 from assist.sessions.sqlite import SQLiteStore
 from assist.sessions.store import (
     SessionNotFound,
-    StoreUnavailable,
     Turn,
     TurnConflict,
     TurnNotFound,
 )
+from assist.tables.base import StoreUnavailable
 
 pytestmark = pytest.mark.integration
 

@@ -50,9 +50,9 @@ from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.export.labels import session_hash
 from assist.logs import get_logger
-from assist.sessions.store import StoreUnavailable
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
 from assist.sources.sync import ingest
+from assist.tables.base import StoreUnavailable
 from assist_dev.doubles.jwks import LoopbackIssuer
 from assist_dev.local.definition import ROOT
 from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls

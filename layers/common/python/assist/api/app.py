@@ -25,7 +25,7 @@ from assist.api.schema import WireSchema
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
-from assist.sessions.store import StoreUnavailable
+from assist.tables.base import StoreUnavailable
 from assist.widget.events import for_visitor
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ back (validated against the new payload), as DynamoDB's ReturnValuesOnConditionC
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +21,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
-from assist.sessions.sqlite import create_schema, open_database, write_lock
+from assist.tables.sqlite import SQLiteFile
 
 if TYPE_CHECKING:
     import sqlite3
@@ -40,20 +39,17 @@ COLUMNS = "id, status, expiration, in_progress_expiration, data, validation"
 class SQLitePersistenceLayer(BasePersistenceLayer):
     def __init__(self, path: str | Path) -> None:
         super().__init__()
-        self.path = Path(path)
-        self._local = threading.local()
-        self._schema_lock = threading.Lock()
-        self._ready = False
+        self._file = SQLiteFile(path, SCHEMA, expiring={TABLE: "expiration"})
 
     def _get_record(self, idempotency_key: str) -> DataRecord:
-        record = self._read(self._db(), idempotency_key)
+        record = self._read(self._file.connection(), idempotency_key)
         if record is None:
             raise IdempotencyItemNotFoundError
         return record
 
     def _put_record(self, data_record: DataRecord) -> None:
         now = time.time()
-        with write_lock(self._db()) as db:
+        with self._file.transaction() as db:
             old = self._read(db, data_record.idempotency_key)
             if old is not None and not _free(old, now):
                 self._validate_payload(data_payload=data_record, stored_data_record=old)
@@ -70,7 +66,7 @@ class SQLitePersistenceLayer(BasePersistenceLayer):
             )
 
     def _update_record(self, data_record: DataRecord) -> None:
-        with write_lock(self._db()) as db:
+        with self._file.transaction() as db:
             db.execute(
                 f"UPDATE {TABLE} SET status = ?, expiration = ?, data = ?, validation = ? WHERE id = ?",
                 (
@@ -83,7 +79,7 @@ class SQLitePersistenceLayer(BasePersistenceLayer):
             )
 
     def _delete_record(self, data_record: DataRecord) -> None:
-        with write_lock(self._db()) as db:
+        with self._file.transaction() as db:
             db.execute(f"DELETE FROM {TABLE} WHERE id = ?", (data_record.idempotency_key,))
 
     @staticmethod
@@ -93,19 +89,6 @@ class SQLitePersistenceLayer(BasePersistenceLayer):
             return None
         key, status, expiration, in_progress, data, validation = row
         return DataRecord(key, status, expiration, in_progress, data or "", validation or "")
-
-    def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = open_database(self.path)
-        if not self._ready:
-            with self._schema_lock:
-                if not self._ready:
-                    create_schema(db, SCHEMA)
-                    with write_lock(db) as tx:  # expired records gone, as DynamoDB's TTL does
-                        tx.execute(f"DELETE FROM {TABLE} WHERE expiration < ?", (int(time.time()),))
-                    self._ready = True
-        return db
 
 
 def _free(record: DataRecord, now: float) -> bool:

@@ -20,7 +20,7 @@ from assist.contracts import Answer, AskRequest, Degraded, InvalidRequest, TurnS
 from assist.deadline import sooner
 from assist.logs import get_logger
 from assist.serverless.payload import trim
-from assist.sessions.store import StoreUnavailable
+from assist.tables.base import StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine

@@ -28,12 +28,12 @@ from assist.sessions.store import (
     ExportBusy,
     Page,
     SessionStore,
-    StoreUnavailable,
     Turn,
     TurnNotFound,
-    guarded,
     turn_items,
 )
+from assist.tables.base import StoreUnavailable, guarded
+from assist.tables.dynamodb import DynamoDBTable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -41,58 +41,21 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 FEEDBACK_ATTEMPTS = 8
 
-#: DynamoDB failures that no retry fixes, and what to do about each ({endpoint}, {table} filled in)
-NO_CREDENTIALS = (
-    "no AWS credentials for DynamoDB: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), "
-    'or run `eval "$(assist local env)"` for the local stack, or unset the AWS_* variables '
-    "(or set SESSION_STORE=file) to use the embedded store in .assist/"
-)
-ADVICE = {
-    "NoCredentialsError": NO_CREDENTIALS,
-    "PartialCredentialsError": NO_CREDENTIALS,
-    "NoRegionError": "no AWS region: set AWS_REGION, or unset the AWS_* variables to use the embedded store",
-    "EndpointConnectionError": "nothing answers at {endpoint}: is the local stack running? Start it with "
-    '`make run`, then `eval "$(assist local env)"`; or unset AWS_ENDPOINT_URL to use the embedded store',
-    "ResourceNotFoundException": "no table {table} at {endpoint}: deploy the stack, set SESSIONS_TABLE and "
-    "INTENT_HISTORY_TABLE to its tables, or start the local stack with `make run`",
-    "UnrecognizedClientException": "AWS rejected the credentials: refresh AWS_ACCESS_KEY_ID and "
-    "AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)",
-    "InvalidSignatureException": "AWS rejected the credentials' signature: check AWS_SECRET_ACCESS_KEY",
-    "ExpiredTokenException": "the AWS session token has expired: refresh the credentials",
-    "AccessDeniedException": "these AWS credentials may not use {table}: grant them access to the tables",
-}
 
-
-def advice(cause: BaseException, endpoint: str | None, table: str) -> tuple[str, str | None]:
-    """The failure's code, and what to do about it (None: transient, retry)."""
-    code = getattr(cause, "response", {}).get("Error", {}).get("Code") or type(cause).__name__
-    hint = ADVICE.get(code)
-    if code == "EndpointConnectionError" and not endpoint:
-        hint = None  # the real AWS endpoint unreachable: the network, not our configuration
-    return code, hint.format(endpoint=endpoint or "AWS", table=table) if hint else None
-
-
-class DynamoDBStore(SessionStore):
+class DynamoDBStore(DynamoDBTable, SessionStore):
     """The sessions and intent-history tables of one deployment (or the local stack's moto)."""
 
     def __init__(self, client: DynamoDBClient, sessions_table: str, history_table: str, ttl_days: int = 30) -> None:
         # deferred, ADR 0071: boto3 0.1 s (aws extra only)
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-        self._db = client
-        self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
-        self.sessions_table = self._sessions = sessions_table
+        super().__init__(client, sessions_table)
+        self._sessions = sessions_table
         self._history = history_table
         self._ttl_s = ttl_days * 86400
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
         self.read_units = 0.0
-
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        return advice(exc, self.endpoint, self._sessions) if isinstance(exc, ClientError | BotoCoreError) else None
 
     # -- reads -------------------------------------------------------------------
     def item(self, session_id: str, turn: int) -> dict[str, Any] | None:

@@ -19,20 +19,14 @@ opens the file.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assist.logs import get_logger
 from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
 from assist.sessions.store import (
     BUSY,
@@ -41,11 +35,11 @@ from assist.sessions.store import (
     SessionStore,
     Turn,
     TurnNotFound,
-    guarded,
     turn_items,
 )
+from assist.tables.base import guarded
+from assist.tables.sqlite import SQLiteFile
 
-log = get_logger(__name__)
 SESSIONS, HISTORY = "sessions", "intent_history"
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS {SESSIONS} (
@@ -58,33 +52,16 @@ CREATE TABLE IF NOT EXISTS {HISTORY} (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS {HISTORY}_by_export_key ON {HISTORY} (export_key) WHERE export_key IS NOT NULL;
 """
-BUSY_TIMEOUT_S = 10.0  # another process holding the write lock longer than this is a fault, not a queue
 PAGE_ROWS = 1000  # a history page: the size of a DynamoDB page of small items
 NEVER = 2**62  # the export's watermark row never expires
 
 
-class SQLiteStore(SessionStore):
+class SQLiteStore(SQLiteFile, SessionStore):
     """The `Store` interface over one SQLite file."""
 
     def __init__(self, path: str | Path, ttl_days: int = 30) -> None:
-        self.path = Path(path)
+        super().__init__(path, SCHEMA, expiring={SESSIONS: "expires_at", HISTORY: "expires_at"})
         self._ttl_s = ttl_days * 86400
-        self._local = threading.local()  # a connection per thread: sqlite3 connections are not shared
-        self._schema_lock = threading.Lock()
-        self._ready = False
-
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        """A lock held too long is transient; a file that cannot be opened or written is configuration,
-        and the advice says which file and what to do."""
-        if not isinstance(exc, sqlite3.Error):
-            return None
-        detail = str(exc)
-        if "locked" in detail or "busy" in detail:
-            return type(exc).__name__, None
-        return type(exc).__name__, (
-            f"cannot use the session file {self.path} ({detail}): check that its directory is "
-            "writable and the file is an assist session store, or set SESSION_STORE_FILE to another path"
-        )
 
     # -- reads -------------------------------------------------------------------
     def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
@@ -219,13 +196,6 @@ class SQLiteStore(SessionStore):
         )
 
     # -- the file ----------------------------------------------------------------
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the write lock from its start: the reads inside it (on this
-        thread's connection) see what no other writer can change before it commits."""
-        with write_lock(self.connection()) as db:
-            yield db
-
     def _row(self, table: str, session_id: str, turn: int) -> dict[str, Any] | None:
         row = (
             self.connection()
@@ -233,85 +203,6 @@ class SQLiteStore(SessionStore):
             .fetchone()
         )
         return json.loads(row[0]) if row else None
-
-    def connection(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = self._local.db = open_database(self.path)
-        if not self._ready:
-            self._prepare(db)
-        return db
-
-    def _prepare(self, db: sqlite3.Connection) -> None:
-        """Tables on first use, and expired items gone (the TTL), once per process."""
-        with self._schema_lock:
-            if self._ready:
-                return
-            create_schema(db, SCHEMA)
-            now = int(time.time())
-            with write_lock(db) as tx:
-                removed = sum(
-                    tx.execute(f"DELETE FROM {t} WHERE expires_at < ?", (now,)).rowcount for t in (SESSIONS, HISTORY)
-                )
-            if removed:
-                log.info("memory.expired_removed", items=removed, path=str(self.path))
-            self._ready = True
-
-
-def open_database(path: Path) -> sqlite3.Connection:
-    """A connection to the store's file (one per thread: sqlite3 connections are not shared), in
-    autocommit mode: every write opens its own BEGIN IMMEDIATE (`write_lock`).
-
-    The busy timeout is the first thing set (by `connect`, before any statement), and nothing here needs a
-    lock: the journal mode is the file's own, set once when it was made (`_create`). Switching it on every
-    connection, as before, takes an exclusive lock and could fail with "database is locked" when several
-    connections opened at once (1 run in 25 of the concurrent-turns test; ADR 0093)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        _create(path)
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    db.execute("PRAGMA synchronous = FULL")
-    return db
-
-
-def _create(path: Path) -> None:
-    """A new store file, already in WAL mode (which SQLite keeps in the file): made under a name of its own and
-    linked into place, so no connection ever sees the file in another mode and two processes creating it at the
-    same moment never race to switch it; the one that links second finds the first's file and uses it."""
-    fd, made = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")
-    os.close(fd)
-    try:
-        db = sqlite3.connect(made, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode = WAL")
-        finally:
-            db.close()
-        with contextlib.suppress(FileExistsError):  # another process made it first: the same empty WAL file
-            os.link(made, path)
-    finally:
-        os.unlink(made)
-
-
-def create_schema(db: sqlite3.Connection, schema: str) -> None:
-    """`CREATE … IF NOT EXISTS` statements inside one write transaction: BEGIN IMMEDIATE waits for the write
-    lock under the busy timeout, where a bare DDL statement (a read that turns into a write) can fail at once
-    with SQLITE_BUSY when another connection writes."""
-    with write_lock(db):
-        for statement in schema.split(";"):
-            if statement.strip():
-                db.execute(statement)
-
-
-@contextmanager
-def write_lock(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction holding the file's write lock from its first statement."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _dump(item: dict[str, Any]) -> str:

@@ -15,24 +15,22 @@ backend supplies reads and conditional writes.
 
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
 from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
-from assist.errors import AssistError, Unavailable
+from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
+from assist.tables.base import Backend, guarded
 
 log = get_logger(__name__)
-P = ParamSpec("P")
 R = TypeVar("R")
-S = TypeVar("S", bound="Backend")
 HISTORY_WINDOW = 6
 TOPIC_CHARS = 60
 
@@ -54,22 +52,6 @@ class TurnNotFound(SessionNotFound):
         AssistError.__init__(self, f"session {session_id!r} has no turn {turn}")
 
 
-class StoreUnavailable(Unavailable, RuntimeError):
-    """The session store did not serve the call: DynamoDB throttled after retries, unreachable or
-    misconfigured, or the session file could not be used.
-
-    No honest answer can be given without recording the turn: callers answer 503, and since
-    nothing was written, the client's retry duplicates nothing. The message says what to do:
-    `transient` failures are retried; configuration ones name the variable to set."""
-
-    reason = "sessions_unavailable"
-
-    def __init__(self, operation: str, cause: str, advice: str | None = None) -> None:
-        self.cause = cause
-        self.transient = advice is None
-        super().__init__(f"the session store is unavailable ({operation}: {cause}); {advice or 'retry shortly'}")
-
-
 class TurnConflict(RuntimeError):
     """The turn's key holds another request's turn: the counter and the items disagree."""
 
@@ -79,27 +61,6 @@ class ExportBusy(AssistError):
 
 
 BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
-
-
-def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
-    """A backend's own failures as StoreUnavailable (what the backend's `failure` makes of them); our
-    outcomes (not found, conflicts, a busy export) pass unchanged."""
-
-    @functools.wraps(method)
-    def wrapper(store: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(store, *args, **kwargs)
-        except (AssistError, TurnConflict):
-            raise
-        except Exception as exc:
-            failure = store.failure(exc)
-            if failure is None:
-                raise
-            code, hint = failure
-            log.warning("memory.store_unavailable", operation=method.__name__, code=code, error=str(exc)[:200])
-            raise StoreUnavailable(method.__name__, code, hint) from exc
-
-    return wrapper
 
 
 @dataclass
@@ -168,14 +129,6 @@ def topic_of(message: str) -> str:
 def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
     """The intent history as the classifier sees it, from the sessions table's turns."""
     return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
-
-
-class Backend(ABC):
-    """What `guarded` asks of a backend, the sessions' (`Store`) or the widget's (`WidgetStore`)."""
-
-    @abstractmethod
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
 
 
 class Store(Backend):

@@ -14,12 +14,12 @@ The conditions are exactly the branches of `window_step` and `rate_step`.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from assist.sessions.dynamodb import advice
-from assist.sessions.store import guarded
+from assist.tables.base import guarded
+from assist.tables.dynamodb import DynamoDBTable
 from assist.widget.store.store import (
     DENIED_PARTITION,
     KEYS_PARTITION,
@@ -29,26 +29,12 @@ from assist.widget.store.store import (
     interval_ms,
 )
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
 COUNTER = "-"
 GRACE_S = 60
 ATTEMPTS = 6  # each failed attempt means another writer moved the item: a few always settle it
 
 
-class DynamoDBWidgetStore(WidgetStore):
-    def __init__(self, client: DynamoDBClient, table: str) -> None:
-        self._db = client
-        self.table = table
-        self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
-
-    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        return advice(exc, self.endpoint, self.table) if isinstance(exc, ClientError | BotoCoreError) else None
-
+class DynamoDBWidgetStore(DynamoDBTable, WidgetStore):
     # -- keys ------------------------------------------------------------------------
     @guarded
     def put_key(self, key: SiteKey) -> None:

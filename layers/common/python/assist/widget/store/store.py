@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from assist.sessions.store import Backend
+from assist.tables.base import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
 KEYS_PARTITION = "site-keys"
