@@ -79,20 +79,16 @@ class LabelExporter:
         self._units_before = self._store.read_units
         now = now or datetime.now(UTC)
         mark = self._mark.export_mark()
-        pending = mark.get("pending")
-        start = (
-            pending["start"]
-            if pending
-            else mark.get("watermark") or _iso(now - timedelta(days=self._s.sessions.ttl_days))
-        )
-        end = pending["end"] if pending else _iso(now - timedelta(seconds=self._s.export.settle_s))
+        pending = mark.pending
+        start = pending.start if pending else mark.watermark or _iso(now - timedelta(days=self._s.sessions.ttl_days))
+        end = pending.end if pending else _iso(now - timedelta(seconds=self._s.export.settle_s))
         entries = self.entries(start, end) if end > start else []
         sessions = {e["session_id"] for e in entries}
         result = ExportResult(
             sessions=len(sessions),
             records=0,
             files=[],
-            watermark=mark.get("watermark", ""),
+            watermark=mark.watermark or "",
             exported=False,
             threshold=self._s.export.threshold,
             resumed=bool(pending),
@@ -106,7 +102,7 @@ class LabelExporter:
         for rec in records:
             parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
         if not pending:
-            self._mark.claim_export(mark.get("watermark"), start, end, sorted(parts))
+            self._mark.claim_export(mark.watermark, start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
             result.files.append(self._sink.write(name, ("\n".join(lines) + "\n").encode()))
             log.info("export.part_written", part=name, records=len(lines))

@@ -16,22 +16,17 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from assist.aws.capacity import batch_get_units, query_units
 from assist.logs import get_logger
-from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.sessions.store import (
-    BUSY,
-    ExportBusy,
-    Page,
-    SessionStore,
-    Turn,
-    TurnNotFound,
-    turn_items,
-)
+from assist.sessions.items import ExportMark, FeedbackMark, now_iso, turn_items
+from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
+from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, Turn, TurnNotFound
 from assist.tables.base import StoreUnavailable, guarded
 from assist.tables.dynamodb import DynamoDBTable
 
@@ -118,7 +113,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
     @guarded
     def begin_turn(self, session_id: str, owner: str) -> int:
         """One UpdateItem on the header: the counter, and the owner on the first turn."""
-        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        now = now_iso()
         try:
             resp = self._db.update_item(
                 TableName=self._sessions,
@@ -155,8 +150,9 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         for _ in range(FEEDBACK_ATTEMPTS):
             item = self.feedback_target(session_id, owner, turn)
             version = int(item.get("feedback_version", 0))
+            mark = FeedbackMark.after(version, feedback, session_id, turn)
             try:
-                self._db.transact_write_items(TransactItems=self._feedback_updates(key, owner, version, feedback))
+                self._db.transact_write_items(TransactItems=self._feedback_updates(key, owner, version, mark))
                 return
             except self._db.exceptions.TransactionCanceledException as exc:
                 reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
@@ -170,10 +166,11 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         raise StoreUnavailable("set_feedback", type(last).__name__ if last else "ConditionalCheckFailed")
 
     def _feedback_updates(
-        self, key: dict[str, Any], owner: str, version: int, feedback: dict[str, Any]
+        self, key: dict[str, Any], owner: str, version: int, mark: FeedbackMark
     ) -> list[dict[str, Any]]:
-        at = feedback["at"]
-        values = {":f": self._ser.serialize(feedback), ":next": {"N": str(version + 1)}}
+        """The mark's fields on both items, each conditional: the sessions item on its owner and on the version
+        read (another writer's feedback in between fails it), the history item on existing."""
+        values = {":f": self._ser.serialize(mark.feedback), ":next": {"N": str(mark.feedback_version)}}
         seen = "feedback_version = :v" if version else "attribute_not_exists(feedback_version)"
         if version:
             values[":v"] = {"N": str(version)}
@@ -194,8 +191,8 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             "ExpressionAttributeValues": {
                 ":f": values[":f"],
                 ":next": values[":next"],
-                ":day": {"S": at[:10]},
-                ":key": {"S": export_key(at, key["session_id"]["S"], int(key["turn"]["N"]))},
+                ":day": {"S": mark.export_day},
+                ":key": {"S": mark.export_key},
             },
         }
         return [{"Update": session_update}, {"Update": history_update}]
@@ -211,23 +208,23 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
     def items(self, turn: Turn, at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
         """The turn's sessions item and intent-history item, typed for the DynamoDB API."""
         session_item, history_item = turn_items(turn, at, self._ttl_s)
-        return self._typed(session_item), self._typed(history_item)
+        return self._typed(msgspec.to_builtins(session_item)), self._typed(msgspec.to_builtins(history_item))
 
     # -- the export's watermark ---------------------------------------------------
     @guarded
-    def export_mark(self) -> dict[str, Any]:
+    def export_mark(self) -> ExportMark:
         item = self._db.get_item(TableName=self._history, Key=self._mark_key(), ConsistentRead=True)
         self.read_units += batch_get_units([item["Item"]], consistent=True) if "Item" in item else 1.0
-        return self._plain(item.get("Item", {}))
+        return msgspec.convert(self._plain(item.get("Item", {})), ExportMark)
 
     @guarded
     def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        """`ExportMark.claimable` as the update's condition."""
         cond = "attribute_not_exists(pending) AND " + (
             "watermark = :current" if current else "attribute_not_exists(watermark)"
         )
-        values: dict[str, Any] = {
-            ":p": {"M": {"start": {"S": start}, "end": {"S": end}, "parts": {"L": [{"S": p} for p in parts]}}}
-        }
+        claimed = ExportMark(current).claimed(start, end, parts)
+        values: dict[str, Any] = {":p": self._ser.serialize(msgspec.to_builtins(claimed.pending))}
         if current:
             values[":current"] = {"S": current}
         try:
@@ -243,7 +240,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
 
     @guarded
     def commit_export(self, end: str) -> None:
-        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        committed = ExportMark().committed(end)
         try:
             self._db.update_item(
                 TableName=self._history,
@@ -251,7 +248,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
                 UpdateExpression="SET watermark = :end, exported_at = :now REMOVE pending",
                 ConditionExpression="pending.#e = :end",
                 ExpressionAttributeNames={"#e": "end"},
-                ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": now}},
+                ExpressionAttributeValues={":end": {"S": end}, ":now": {"S": committed.exported_at}},
             )
         except self._db.exceptions.ConditionalCheckFailedException as exc:
             raise ExportBusy("the export's pending range changed under it; run the export again") from exc

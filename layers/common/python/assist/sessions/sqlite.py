@@ -23,20 +23,14 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.sessions.store import (
-    BUSY,
-    ExportBusy,
-    Page,
-    SessionStore,
-    Turn,
-    TurnNotFound,
-    turn_items,
-)
+import msgspec
+
+from assist.sessions.items import ExportMark, FeedbackMark, now_iso, turn_items
+from assist.sessions.keys import EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
+from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, Turn, TurnNotFound
 from assist.tables.base import guarded
 from assist.tables.sqlite import SQLiteFile
 
@@ -108,7 +102,7 @@ class SQLiteStore(SQLiteFile, SessionStore):
     # -- writes ------------------------------------------------------------------
     @guarded
     def begin_turn(self, session_id: str, owner: str) -> int:
-        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        now = now_iso()
         with self.transaction() as db:
             header = self.item(session_id, HEADER_TURN)
             if header is not None and header.get("owner") != owner:
@@ -130,11 +124,11 @@ class SQLiteStore(SQLiteFile, SessionStore):
             with self.transaction() as db:
                 db.execute(
                     f"INSERT INTO {SESSIONS} (session_id, turn, expires_at, item) VALUES (?, ?, ?, ?)",
-                    (*key, session_item["expires_at"], _dump(session_item)),
+                    (*key, session_item.expires_at, _dump(msgspec.to_builtins(session_item))),
                 )
                 db.execute(
                     f"INSERT INTO {HISTORY} (session_id, turn, expires_at, export_key, item) VALUES (?, ?, ?, ?, ?)",
-                    (*key, history_item["expires_at"], history_item[EXPORT_KEY], _dump(history_item)),
+                    (*key, history_item.expires_at, history_item.export_key, _dump(msgspec.to_builtins(history_item))),
                 )
             return True
         except sqlite3.IntegrityError:
@@ -147,52 +141,43 @@ class SQLiteStore(SQLiteFile, SessionStore):
             history = self._row(HISTORY, session_id, turn)
             if history is None:
                 raise TurnNotFound(session_id, turn)
-            version = int(item.get("feedback_version", 0)) + 1
-            key = export_key(feedback["at"], session_id, turn)
-            item |= {"feedback": feedback, "feedback_version": version}
-            history |= {
-                "feedback": feedback,
-                "feedback_version": version,
-                EXPORT_DAY: feedback["at"][:10],
-                EXPORT_KEY: key,
-            }
+            mark = FeedbackMark.after(int(item.get("feedback_version", 0)), feedback, session_id, turn)
             db.execute(
-                f"UPDATE {SESSIONS} SET item = ? WHERE session_id = ? AND turn = ?", (_dump(item), session_id, turn)
+                f"UPDATE {SESSIONS} SET item = ? WHERE session_id = ? AND turn = ?",
+                (_dump(item | mark.on_session()), session_id, turn),
             )
             db.execute(
                 f"UPDATE {HISTORY} SET item = ?, export_key = ? WHERE session_id = ? AND turn = ?",
-                (_dump(history), key, session_id, turn),
+                (_dump(history | mark.on_history()), mark.export_key, session_id, turn),
             )
 
     # -- the export's watermark: a row of its own, claimed and committed under the write lock ------
     @guarded
-    def export_mark(self) -> dict[str, Any]:
-        return self._row(HISTORY, *WATERMARK) or {}
+    def export_mark(self) -> ExportMark:
+        row = self._row(HISTORY, *WATERMARK)
+        return msgspec.convert(row, ExportMark) if row else ExportMark()
 
     @guarded
     def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
         with self.transaction():
-            mark = self._row(HISTORY, *WATERMARK) or {}
-            if "pending" in mark or mark.get("watermark") != current:
+            mark = self.export_mark()
+            if not mark.claimable(current):
                 raise ExportBusy(BUSY)
-            self._put_mark({**mark, "pending": {"start": start, "end": end, "parts": parts}})
+            self._put_mark(mark.claimed(start, end, parts))
 
     @guarded
     def commit_export(self, end: str) -> None:
         with self.transaction():
-            mark = self._row(HISTORY, *WATERMARK) or {}
-            if mark.get("pending", {}).get("end") != end:
+            mark = self.export_mark()
+            if mark.pending is None or mark.pending.end != end:
                 raise ExportBusy("the export's pending range changed under it; run the export again")
-            mark.pop("pending")
-            self._put_mark(
-                {**mark, "watermark": end, "exported_at": datetime.now(UTC).isoformat(timespec="milliseconds")}
-            )
+            self._put_mark(mark.committed(end))
 
-    def _put_mark(self, mark: dict[str, Any]) -> None:
+    def _put_mark(self, mark: ExportMark) -> None:
         columns = "session_id, turn, expires_at, export_key, item"
         self.connection().execute(
             f"INSERT OR REPLACE INTO {HISTORY} ({columns}) VALUES (?, ?, ?, NULL, ?)",
-            (*WATERMARK, NEVER, json.dumps(mark)),
+            (*WATERMARK, NEVER, msgspec.json.encode(mark).decode()),
         )
 
     # -- the file ----------------------------------------------------------------

@@ -18,7 +18,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import msgspec
@@ -26,7 +25,8 @@ import msgspec
 from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError
 from assist.logs import get_logger
-from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
+from assist.sessions.items import ExportMark
+from assist.sessions.keys import HEADER_TURN, LAST_KEY
 from assist.tables.base import Backend, guarded
 
 log = get_logger(__name__)
@@ -134,7 +134,7 @@ def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
 class Store(Backend):
     """What the engine, the API, the export and the insights page rely on, whichever backend keeps the data.
 
-    A backend keeps plain items (JSON values): a sessions item per turn (`turn_items`), its intent-history twin,
+    A backend keeps plain items (JSON values): a sessions item per turn (`items.turn_items`), its intent-history twin,
     and a header (turn 0) per session with its owner and turn counter; readers outside get typed records.
     Guarantees, per backend:
     `begin_turn` is an atomic counter; a turn's two items are written together or not at all and
@@ -243,8 +243,8 @@ class ExportWatermark(ABC):
     claiming a range (`pending`) and then committing it, so two exports never write the same range twice."""
 
     @abstractmethod
-    def export_mark(self) -> dict[str, Any]:
-        """The export's watermark item (`watermark`, `pending`), {} before the first export."""
+    def export_mark(self) -> ExportMark:
+        """The export's watermark item (empty before the first export)."""
 
     @abstractmethod
     def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
@@ -257,51 +257,3 @@ class ExportWatermark(ABC):
 
 class SessionStore(Store, ExportWatermark):
     """What a backend is: the store, keeping its own export watermark (DynamoDBStore, SQLiteStore)."""
-
-
-def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) -> tuple[dict, dict]:
-    """The turn's sessions item and intent-history item, as plain values."""
-    when = at or datetime.now(UTC)
-    now = when.isoformat(timespec="milliseconds")
-    expires = int(when.timestamp()) + ttl_s
-    key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
-    session_item = {
-        **key,
-        "owner": turn.owner,
-        "message": turn.message,
-        "answer": turn.answer,
-        "type": turn.entry.type.value,
-        # the intent entry again: the next turn's single read then yields its history (no second query)
-        "layer": turn.entry.layer,
-        "confidence": round(turn.entry.confidence, 4),
-        "sources": turn.sources,
-        "degraded": turn.degraded,
-        # an anonymous widget visitor's turn: the site key it came through (None otherwise: not written)
-        "site_key": turn.site_key,
-        "created_at": now,
-        "expires_at": expires,
-    }
-    history_item = {
-        **key,
-        "owner": turn.owner,
-        "type": turn.entry.type.value,
-        "topic": turn.entry.topic,
-        "layer": turn.entry.layer,
-        "confidence": round(turn.entry.confidence, 4),
-        "created_at": now,
-        "expires_at": expires,
-        "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
-        # the message again: the label export then reads one Query per day and no second table
-        "message": turn.message,
-        # for the insights page: how well the docs answered, and what went wrong
-        "retrieval_confidence": turn.retrieval_confidence,
-        "uncertain": turn.uncertain,
-        "degraded": turn.degraded,
-        # and where a widget's visitors asked from (None otherwise: not written to DynamoDB)
-        "site_key": turn.site_key,
-        "page": turn.page,
-        # the export index: "entries of day D after key K" is one Query, never a scan
-        EXPORT_DAY: now[:10],
-        EXPORT_KEY: export_key(now, turn.session_id, turn.number),
-    }
-    return session_item, history_item

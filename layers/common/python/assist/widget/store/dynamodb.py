@@ -21,7 +21,9 @@ import msgspec
 from assist.tables.base import guarded
 from assist.tables.dynamodb import DynamoDBTable
 from assist.widget.store.store import (
+    COUNTER,
     DENIED_PARTITION,
+    GRACE_S,
     KEYS_PARTITION,
     SiteKey,
     Taken,
@@ -29,8 +31,6 @@ from assist.widget.store.store import (
     interval_ms,
 )
 
-COUNTER = "-"
-GRACE_S = 60
 ATTEMPTS = 6  # each failed attempt means another writer moved the item: a few always settle it
 
 

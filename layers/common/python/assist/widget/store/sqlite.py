@@ -18,7 +18,9 @@ import msgspec
 from assist.tables.base import guarded
 from assist.tables.sqlite import SQLiteFile
 from assist.widget.store.store import (
+    COUNTER,
     DENIED_PARTITION,
+    GRACE_S,
     KEYS_PARTITION,
     SiteKey,
     Taken,
@@ -33,8 +35,6 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     pk TEXT NOT NULL, sk TEXT NOT NULL, expires_at INTEGER, item TEXT NOT NULL, PRIMARY KEY (pk, sk)
 ) WITHOUT ROWID;
 """
-COUNTER = "-"  # a counter's sort key: one row per counter name
-GRACE_S = 60  # a counter row outlives its window a little, so a late reader still sees its end
 
 
 class SQLiteWidgetStore(SQLiteFile, WidgetStore):

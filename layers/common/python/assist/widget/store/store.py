@@ -26,6 +26,8 @@ from assist.tables.base import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
 KEYS_PARTITION = "site-keys"
+COUNTER = "-"  # a counter's sort key: one item per counter name, its partition
+GRACE_S = 60  # a counter item outlives its window a little, so a late reader still sees its end
 DENIED_PARTITION = "denied-visitors"  # visitor ids refused whatever their token (`assist keys deny-visitor`)
 
 
