@@ -38,11 +38,9 @@ from assist.contracts import (
     TurnState,
     check_ask,
 )
-from assist.deadline import after, sooner
 from assist.language import foreign
 from assist.logs import get_logger
-from assist.query.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
-from assist.query.translate import llm_translate
+from assist.query.search_query import resolve_search_query
 from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize
 from assist.retrieve.verdict import Weights, judge
@@ -120,35 +118,8 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            self._search_query(state)
+            resolve_search_query(state, self.parts.slots, self.settings)
         return state
-
-    def _search_query(self, state: TurnState) -> None:
-        """What the search looks for: the message, rewritten when it leans on the history, and translated when
-        it is in another language than the index (only with a configured LLM, and no site key's budget spent)."""
-        route, message = _route(state), state.request.message
-        route.retrieval_query = message
-        if leans_on_history(message, state.history):
-            with stage(state.stages, "rewrite") as st:
-                rewritten = None
-                if not state.budget_spent:
-                    rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
-                st.by = "llm" if rewritten else "history"
-                route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
-                st.query = route.retrieval_query
-        lang = foreign(route.retrieval_query, self.settings.index.language)
-        if lang is None or not self.settings.ollama.host_explicit or state.budget_spent:
-            return
-        with stage(state.stages, "translate") as st:
-            to, deadline = self.settings.index.language, self._light_deadline(state)
-            route.lexical_query = llm_translate(self.parts.slots(), route.retrieval_query, to, deadline)
-            st.source_language, st.to, st.by = lang, to, "llm" if route.lexical_query else "none"
-            st.query = route.lexical_query or UNSET
-
-    def _light_deadline(self, state: TurnState) -> float | None:
-        """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
-        turn's deadline: the answer still needs the rest."""
-        return sooner(state.deadline, after(self.settings.classifier.llm_timeout_s))
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)
