@@ -17,8 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
-
 from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
 from assist.ask.recorder import TurnRecorder
@@ -42,7 +40,7 @@ from assist.language import foreign
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.analysis import analyze
-from assist.retrieve.corpus import recognize
+from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.verdict import Weights, judge
 from assist.sessions.store import intent_entries
 from assist.trace import stage
@@ -136,7 +134,7 @@ class Engine:
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
-            self._recognize(state, state.request.message)
+            recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
                 self._judge(state, query, route.lexical_query, st)
         return state
@@ -158,34 +156,6 @@ class Engine:
         elif verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
-
-    def _recognize(self, state: TurnState, question: str) -> None:
-        """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
-        renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
-        if self.parts.corpus is None:
-            return
-        start = time.perf_counter()
-        try:
-            match = recognize(question, self.parts.corpus, self.settings.retrieve.corpus_chars)
-        except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
-            log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            return
-        if match is None:
-            return
-        state.corpus = match
-        state.stages.append(
-            Stage(
-                name="corpus",
-                ms=round((time.perf_counter() - start) * 1000, 2),
-                kind=match.kind,
-                subject=match.subject,
-                matched=match.matched,
-                entries=len(match.entries),
-                documents=match.documents,
-                found_by=match.found_by or UNSET,
-                missing=match.missing or UNSET,
-            )
-        )
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
