@@ -172,6 +172,11 @@ class Chunk(msgspec.Struct):
     agreement: int = 0
     url: str = ""  # the page and section a reader can follow (ADR 0059)
 
+    @property
+    def topic(self) -> str:
+        """Its section as a reader names it (`title › heading`): a near miss's topic and its link's key (ADR 0055)."""
+        return f"{self.title} › {self.heading}" if self.heading and self.heading != self.title else self.title
+
 
 class CorpusMatch(msgspec.Struct, omit_defaults=True):
     """A question about the corpus itself (ADR 0042), as it travels between stages: ids, never text —

@@ -8,25 +8,14 @@ from collections.abc import Mapping, Sequence
 from assist.answer.phrases import language, phrase
 from assist.contracts import Chunk
 
-TOPICS = 3
-
-
-def topic(c: Chunk) -> str:
-    return f"{c.title} › {c.heading}" if c.heading and c.heading != c.title else c.title
-
-
-def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), limit: int = TOPICS) -> list[str]:
-    """The retrieved passages' sections (`title › heading`), distinct, best first; the suggested titles
-    when nothing was retrieved."""
-    return list(dict.fromkeys([*(topic(c) for c in chunks), *suggestions]))[:limit]
-
 
 def links(chunks: Sequence[Chunk]) -> dict[str, str]:
-    """Each retrieved section's page (ADR 0059), by its topic: the near misses a reader can follow."""
+    """Each retrieved section's page (ADR 0059), by its topic (`retrieve/verdict.py` names the nearest): the near
+    misses a reader can follow."""
     out: dict[str, str] = {}
     for c in chunks:
         if c.url:
-            out.setdefault(topic(c), c.url)
+            out.setdefault(c.topic, c.url)
     return out
 
 

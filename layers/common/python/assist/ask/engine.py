@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from assist.answer.not_covered import links, nearest_topics, not_covered
+from assist.answer.not_covered import links, not_covered
 from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
@@ -32,16 +32,14 @@ from assist.contracts import (
     RetrievalResult,
     Route,
     Site,
-    Stage,
     TurnState,
     check_ask,
 )
-from assist.language import foreign
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize_turn
-from assist.retrieve.verdict import Weights, judge
+from assist.retrieve.verdict import judge_turn
 from assist.sessions.store import intent_entries
 from assist.trace import stage
 
@@ -136,26 +134,8 @@ class Engine:
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
-                self._judge(state, query, route.lexical_query, st)
+                judge_turn(state, query, route.lexical_query, st, self.parts.retriever, self.settings)
         return state
-
-    def _judge(self, state: TurnState, query: str, translated: str | None, st: Stage) -> None:
-        """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
-        with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
-        be searched says nothing about the documentation: no verdict then. The verdict and its signals go
-        to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
-        result = state.retrieval
-        if result is None or any(d.without_index for d in result.degraded):
-            return
-        readable = translated is not None or foreign(query, self.settings.index.language) is None
-        weights = Weights.from_settings(self.settings)
-        verdict = judge(translated or query, result, weights, readable, self.parts.retriever().unknown)
-        st.verdict = verdict.detail()
-        if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
-            st.verdict.forced = True
-        elif verdict.uncertain:
-            state.uncertain_reason = verdict.reason
-            result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
