@@ -157,7 +157,7 @@ class Route(msgspec.Struct):
     model_slot: str
     model: str = ""
     retrieval_query: str | None = None
-    #: the retrieval query in the index's language (a question in another language): see Engine._search
+    #: the retrieval query in the index's language (a question in another language): see Retriever.search
     lexical_query: str | None = None
 
 

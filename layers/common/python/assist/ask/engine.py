@@ -37,7 +37,6 @@ from assist.contracts import (
 )
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
-from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.verdict import judge_turn
 from assist.sessions.store import intent_entries
@@ -142,16 +141,9 @@ class Engine:
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
-        """`translated`: the query in the index's language (`translate` stage). The full-text side searches
-        it; so does the vector side when the embedder is the English-only local one (ADR 0038 measures
-        both), while a multilingual embedder gets the question as asked."""
-        k = self.settings.retrieve.top_k
+        """`translated`: the query in the index's language (`translate` stage), for the search to choose."""
         try:
-            if translated is None:
-                return self.parts.retriever().search(query, k=k)
-            if self.settings.embed.embedder == "minilm":
-                query = translated
-            return self.parts.retriever().search(query, k=k, analysis=analyze(translated))
+            return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
