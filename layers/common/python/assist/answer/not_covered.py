@@ -4,9 +4,23 @@ question's language, with the nearest topics the documentation does cover. No mo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from assist.answer.phrases import language, phrase
 from assist.contracts import Chunk
+from assist.trace import stage
+
+if TYPE_CHECKING:
+    from assist.contracts import TurnState
+
+
+def fixed_answer(state: TurnState) -> str:
+    """The answer of a turn the verdict found uncertain, with its near misses; its `generate` stage says no
+    model was asked."""
+    with stage(state.stages, "generate") as st:
+        st.model, st.answered_by = None, "not_covered"
+        r = state.retrieval
+        return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
 
 def links(chunks: Sequence[Chunk]) -> dict[str, str]:

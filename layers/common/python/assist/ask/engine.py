@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from assist.answer.not_covered import links, not_covered
+from assist.answer.not_covered import fixed_answer
 from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
@@ -174,7 +174,7 @@ class Engine:
         ctx = self.context(state)
         turn = self.recorder.take(state)
         if state.uncertain_reason:
-            return self.recorder.finish(state, self.not_covered(state), [], turn)
+            return self.recorder.finish(state, fixed_answer(state), [], turn)
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
         fitted = None if state.budget_spent else prompt(state, ctx, self.parts.slots(), self.settings)
@@ -185,13 +185,6 @@ class Engine:
     def stream(self, state: TurnState) -> AsyncGenerator[Event, None]:
         """Phase 2 of a prepared turn, streamed: `streaming.py`."""
         return stream(self, state)
-
-    def not_covered(self, state: TurnState) -> str:
-        """The fixed answer of a question the documentation does not cover (ADR 0055): no model is asked."""
-        with stage(state.stages, "generate") as st:
-            st.model, st.answered_by = None, "not_covered"
-            r = state.retrieval
-            return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
     def context(self, state: TurnState) -> Context:
         """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the

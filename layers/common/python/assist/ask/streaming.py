@@ -15,6 +15,7 @@ import anyio
 import msgspec
 
 from assist.answer.marker import MarkerFilter
+from assist.answer.not_covered import fixed_answer
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, prompt, traced
 from assist.ask.recorder import sources_of
@@ -38,7 +39,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
     ctx = engine.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
     uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
     if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-        text = engine.not_covered(state)
+        text = fixed_answer(state)
         turn = engine.recorder.take(state)
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn)
         yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
