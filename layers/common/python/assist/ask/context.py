@@ -96,9 +96,11 @@ def _named_documents(match: CorpusMatch, corpus: Corpus, budget: int) -> list[Ch
     return whole
 
 
-def prompt(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
-    """The prompt, built to fit the window the slot's call asks for (ADR 0079): what it leaves out goes to the
-    trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks` become the sources it numbers."""
+def fit_to_model_window(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
+    """The prompt, built to fit the window the slot's call asks for (ADR 0079). The model host is asked for that
+    window (each model's facts, read once per process), so a turn that may ask no model never calls this. What
+    the prompt leaves out goes to the trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks`
+    become the sources it numbers."""
     req, route = state.request, state.route
     assert route is not None
     qtype = route.type

@@ -18,7 +18,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from assist.answer.not_covered import fixed_answer
-from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
+from assist.ask.context import Context, answer_text, chat, fit_to_model_window, with_corpus
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
@@ -177,7 +177,7 @@ class Engine:
             return self.recorder.finish(state, fixed_answer(state), [], turn)
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
-        fitted = None if state.budget_spent else prompt(state, ctx, self.parts.slots(), self.settings)
+        fitted = None if state.budget_spent else fit_to_model_window(state, ctx, self.parts.slots(), self.settings)
         with stage(state.stages, "generate", slot=slot) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)

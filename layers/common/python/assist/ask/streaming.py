@@ -17,7 +17,7 @@ import msgspec
 from assist.answer.marker import MarkerFilter
 from assist.answer.not_covered import fixed_answer
 from assist.answer.prefetch import Prefetched
-from assist.ask.context import answer_text, budget_spent, prompt, traced
+from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
 from assist.llm.slots import Generation, LLMUnavailable, Thought
@@ -48,7 +48,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = None if state.budget_spent else prompt(state, ctx, slots, engine.settings)
+    fitted = None if state.budget_spent else fit_to_model_window(state, ctx, slots, engine.settings)
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)
