@@ -60,6 +60,24 @@ class Context:
         return msgs
 
 
+def context_for(
+    state: TurnState,
+    corpus: Callable[[], Corpus | None] | None,
+    settings: Settings,
+    recall: Callable[[TurnState], object],
+) -> Context:
+    """Retrieved passages (and a corpus question's documents and section); or for CONVERSATIONAL the session's
+    turns (read with the history) and the passages cited in them (`recall`ed here when no earlier stage did, as
+    on the state machine's path)."""
+    assert state.route is not None
+    if state.route.type is not QueryType.CONVERSATIONAL:
+        ctx = Context(state.retrieval.chunks if state.retrieval else [])
+        return with_corpus(state, ctx, corpus, settings) if state.corpus is not None else ctx
+    if state.memory is None:
+        recall(state)
+    return Context(state.memory or [], state.conversation)
+
+
 def with_corpus(
     state: TurnState, ctx: Context, corpus: Callable[[], Corpus | None] | None, settings: Settings
 ) -> Context:

@@ -18,7 +18,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
 from assist.answer.not_covered import fixed_answer
-from assist.ask.context import Context, answer_text, chat, fit_to_model_window, with_corpus
+from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
@@ -187,14 +187,8 @@ class Engine:
         return stream(self, state)
 
     def context(self, state: TurnState) -> Context:
-        """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
-        passages cited in them (recalled here when no earlier stage did, as on the state machine's path)."""
-        if _route(state).type is not QueryType.CONVERSATIONAL:
-            ctx = Context(state.retrieval.chunks if state.retrieval else [])
-            return with_corpus(state, ctx, self.parts.corpus, self.settings) if state.corpus is not None else ctx
-        if state.memory is None:
-            self.recall(state)
-        return Context(state.memory or [], state.conversation)
+        """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
+        return context_for(state, self.parts.corpus, self.settings, self.recall)
 
 
 def _route(state: TurnState) -> Route:
