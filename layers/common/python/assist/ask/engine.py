@@ -23,24 +23,12 @@ from assist.ask.context import Context, answer_text, chat, context_for, fit_to_m
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
-from assist.contracts import (
-    Answer,
-    AskRequest,
-    Confidence,
-    Degraded,
-    Exchange,
-    QueryType,
-    RetrievalResult,
-    Route,
-    Site,
-    TurnState,
-    check_ask,
-)
+from assist.contracts import Answer, AskRequest, Degraded, QueryType, RetrievalResult, Route, Site, TurnState, check_ask
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.verdict import judge_turn
-from assist.sessions.store import intent_entries
+from assist.sessions.store import exchanges, intent_entries
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -113,7 +101,7 @@ class Engine:
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
-            state.conversation = [Exchange(r.message, r.answer, list(r.sources)) for r in recent]
+            state.conversation = exchanges(recent)
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
@@ -139,7 +127,7 @@ class Engine:
                 result = search.result(timeout=self.settings.retrieve.timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
                 log.warning("retrieve.timeout", budget_s=self.settings.retrieve.timeout_s)
-                result = RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_TIMEOUT])
+                result = RetrievalResult.failed(Degraded.INDEX_TIMEOUT)
             state.retrieval = result
             state.degraded += result.degraded
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
@@ -160,7 +148,7 @@ class Engine:
             return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
+            return RetrievalResult.failed(Degraded.INDEX_UNAVAILABLE)
 
     def prepare(
         self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
