@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
+from assist.contracts import Confidence, Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.sessions.items import ExportMark
@@ -129,6 +129,11 @@ def topic_of(message: str) -> str:
 def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
     """The intent history as the classifier sees it, from the sessions table's turns."""
     return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
+
+
+def exchanges(turns: list[TurnRecord]) -> list[Exchange]:
+    """The session so far as a CONVERSATIONAL answer sees it: each turn's message, answer and cited sources."""
+    return [Exchange(t.message, t.answer, list(t.sources)) for t in turns]
 
 
 class Store(Backend):
