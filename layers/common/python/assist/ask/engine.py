@@ -17,8 +17,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
-
 from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
 from assist.ask.recorder import TurnRecorder
@@ -26,15 +24,24 @@ from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
 from assist.contracts import (
     Answer,
+    AnsweredBy,
     AskRequest,
+    ClassifyStage,
     Confidence,
+    CorpusStage,
     Degraded,
     Exchange,
+    GenerateStage,
+    HistoryStage,
+    MemoryStage,
+    QueryBy,
     QueryType,
     RetrievalResult,
+    RetrieveStage,
+    RewriteStage,
     Route,
     Site,
-    Stage,
+    TranslateStage,
     TurnState,
     check_ask,
 )
@@ -104,12 +111,12 @@ class Engine:
         req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
         ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
-        with stage(state.stages, "history") as st:
+        with stage(state, HistoryStage()) as st:
             recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
-        with stage(state.stages, "classify") as st:
+        with stage(state, ClassifyStage()) as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
             llm = not state.budget_spent
@@ -129,21 +136,21 @@ class Engine:
         route, message = _route(state), state.request.message
         route.retrieval_query = message
         if leans_on_history(message, state.history):
-            with stage(state.stages, "rewrite") as st:
+            with stage(state, RewriteStage()) as st:
                 rewritten = None
                 if not state.budget_spent:
                     rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
-                st.by = "llm" if rewritten else "history"
+                st.by = QueryBy.LLM if rewritten else QueryBy.HISTORY
                 route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
                 st.query = route.retrieval_query
         lang = foreign(route.retrieval_query, self.settings.index.language)
         if lang is None or not self.settings.ollama.host_explicit or state.budget_spent:
             return
-        with stage(state.stages, "translate") as st:
+        with stage(state, TranslateStage()) as st:
             to, deadline = self.settings.index.language, self._light_deadline(state)
             route.lexical_query = llm_translate(self.parts.slots(), route.retrieval_query, to, deadline)
-            st.source_language, st.to, st.by = lang, to, "llm" if route.lexical_query else "none"
-            st.query = route.lexical_query or UNSET
+            st.source_language, st.to, st.by = lang, to, QueryBy.LLM if route.lexical_query else QueryBy.NONE
+            st.query = route.lexical_query
 
     def _light_deadline(self, state: TurnState) -> float | None:
         """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
@@ -152,7 +159,7 @@ class Engine:
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)
-        with stage(state.stages, "retrieve") as st:
+        with stage(state, RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
             search = self._submit(self._search, query, route.lexical_query)
             try:
@@ -170,7 +177,7 @@ class Engine:
                 self._judge(state, query, route.lexical_query, st)
         return state
 
-    def _judge(self, state: TurnState, query: str, translated: str | None, st: Stage) -> None:
+    def _judge(self, state: TurnState, query: str, translated: str | None, st: RetrieveStage) -> None:
         """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
         with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
         be searched says nothing about the documentation: no verdict then. The verdict and its signals go
@@ -203,16 +210,15 @@ class Engine:
             return
         state.corpus = match
         state.stages.append(
-            Stage(
-                name="corpus",
+            CorpusStage(
                 ms=round((time.perf_counter() - start) * 1000, 2),
                 kind=match.kind,
                 subject=match.subject,
                 matched=match.matched,
                 entries=len(match.entries),
                 documents=match.documents,
-                found_by=match.found_by or UNSET,
-                missing=match.missing or UNSET,
+                found_by=match.found_by,
+                missing_ids=match.missing,
             )
         )
 
@@ -248,7 +254,7 @@ class Engine:
 
     def recall(self, state: TurnState) -> TurnState:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
-        with stage(state.stages, "memory") as st:
+        with stage(state, MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
             state.memory = self.parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
@@ -265,7 +271,7 @@ class Engine:
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
         fitted = None if state.budget_spent else prompt(state, ctx, self.parts.slots(), self.settings)
-        with stage(state.stages, "generate", slot=slot) as st:
+        with stage(state, GenerateStage(slot=slot, skipped=fitted is None)) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)
 
@@ -275,8 +281,8 @@ class Engine:
 
     def not_covered(self, state: TurnState) -> str:
         """The fixed answer of a question the documentation does not cover (ADR 0055): no model is asked."""
-        with stage(state.stages, "generate") as st:
-            st.model, st.answered_by = None, "not_covered"
+        with stage(state, GenerateStage(skipped=True)) as st:
+            st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
             r = state.retrieval
             return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.contracts import SourceKind
 from assist.index import manifest
 from assist.index.chunking import doc_hash
 from assist.index.lock import writer_lease
@@ -35,13 +36,13 @@ def read_source(
     spec: SourceSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
 ) -> Read:
     spec = spec.resolved()
-    if spec.kind == "site":
+    if spec.kind == SourceKind.SITE:
         return read_site(spec, settings, previous, indexed)
-    if spec.kind == "openapi":
+    if spec.kind == SourceKind.OPENAPI:
         return _read_openapi(spec, settings)
-    if spec.kind == "repo":
+    if spec.kind == SourceKind.REPO:
         return read_repo(spec, settings)
-    if spec.kind == "pdf" and spec.location.startswith(("http://", "https://")):
+    if spec.kind == SourceKind.PDF and spec.location.startswith(("http://", "https://")):
         return _read_remote_pdf(spec, settings)
 
     return read_folder(spec, settings)  # a folder, or one file (a PDF too)
