@@ -28,30 +28,24 @@ from assist.contracts import (
     AskRequest,
     ClassifyStage,
     Confidence,
-    CorpusStage,
     Degraded,
     Exchange,
     GenerateStage,
     HistoryStage,
     MemoryStage,
-    QueryBy,
     QueryType,
     RetrievalResult,
     RetrieveStage,
-    RewriteStage,
     Route,
     Site,
-    TranslateStage,
     TurnState,
     check_ask,
 )
-from assist.deadline import after, sooner
 from assist.language import foreign
 from assist.logs import get_logger
-from assist.query.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
-from assist.query.translate import llm_translate
+from assist.query.search_query import resolve_search_query
 from assist.retrieve.analysis import analyze
-from assist.retrieve.corpus import recognize
+from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.verdict import Weights, judge
 from assist.sessions.store import intent_entries
 from assist.trace import stage
@@ -127,35 +121,8 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            self._search_query(state)
+            resolve_search_query(state, self.parts.slots, self.settings)
         return state
-
-    def _search_query(self, state: TurnState) -> None:
-        """What the search looks for: the message, rewritten when it leans on the history, and translated when
-        it is in another language than the index (only with a configured LLM, and no site key's budget spent)."""
-        route, message = _route(state), state.request.message
-        route.retrieval_query = message
-        if leans_on_history(message, state.history):
-            with stage(state, RewriteStage()) as st:
-                rewritten = None
-                if not state.budget_spent:
-                    rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
-                st.by = QueryBy.LLM if rewritten else QueryBy.HISTORY
-                route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
-                st.query = route.retrieval_query
-        lang = foreign(route.retrieval_query, self.settings.index.language)
-        if lang is None or not self.settings.ollama.host_explicit or state.budget_spent:
-            return
-        with stage(state, TranslateStage()) as st:
-            to, deadline = self.settings.index.language, self._light_deadline(state)
-            route.lexical_query = llm_translate(self.parts.slots(), route.retrieval_query, to, deadline)
-            st.source_language, st.to, st.by = lang, to, QueryBy.LLM if route.lexical_query else QueryBy.NONE
-            st.query = route.lexical_query
-
-    def _light_deadline(self, state: TurnState) -> float | None:
-        """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
-        turn's deadline: the answer still needs the rest."""
-        return sooner(state.deadline, after(self.settings.classifier.llm_timeout_s))
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)
@@ -172,7 +139,7 @@ class Engine:
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
-            self._recognize(state, state.request.message)
+            recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
                 self._judge(state, query, route.lexical_query, st)
         return state
@@ -194,33 +161,6 @@ class Engine:
         elif verdict.uncertain:
             state.uncertain_reason = verdict.reason
             result.suggestions = nearest_topics(result.chunks, result.suggestions)
-
-    def _recognize(self, state: TurnState, question: str) -> None:
-        """Is this a question about the corpus itself? Ids travel on (`state.corpus`), the answer stage
-        renders the entries and fetches the documents. A `corpus` stage appears only when it is."""
-        if self.parts.corpus is None:
-            return
-        start = time.perf_counter()
-        try:
-            match = recognize(question, self.parts.corpus, self.settings.retrieve.corpus_chars)
-        except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
-            log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            return
-        if match is None:
-            return
-        state.corpus = match
-        state.stages.append(
-            CorpusStage(
-                ms=round((time.perf_counter() - start) * 1000, 2),
-                kind=match.kind,
-                subject=match.subject,
-                matched=match.matched,
-                entries=len(match.entries),
-                documents=match.documents,
-                found_by=match.found_by,
-                missing_ids=match.missing,
-            )
-        )
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
