@@ -10,6 +10,7 @@ a member belongs (the words `low` or `llm` mean other things elsewhere, so those
 from __future__ import annotations
 
 import ast
+import typing
 from enum import StrEnum
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import msgspec
 from assist.contracts import (
     AnsweredBy,
     AnsweredFrom,
+    AnyStage,
     Confidence,
     CorpusKind,
     CorpusStage,
@@ -121,3 +123,17 @@ def test_members_encode_as_the_plain_strings_of_the_wire():
         "verdict": None,
     }
     assert msgspec.json.decode(msgspec.json.encode(CorpusStage(missing_ids=["adr-9"])))["missing"] == ["adr-9"]
+
+
+def test_every_stage_field_is_in_its_json():
+    """No stage has an optional field (ADR 0099): each detail struct's fields are all encoded, null where the stage
+    decided nothing; the header is every stage's; the stages' names are distinct tags and decode back."""
+    stages = typing.get_args(AnyStage)
+    assert len({s.__struct_config__.tag for s in stages}) == len(stages) == 9
+    for kind in stages:
+        assert [f for f in msgspec.structs.fields(kind) if f.default is msgspec.UNSET] == []
+        keys = set(msgspec.json.decode(msgspec.json.encode(kind())))
+        assert {"name", "ms", "degraded", "skipped"} <= keys
+        assert keys == {"name"} | {f.encode_name for f in msgspec.structs.fields(kind)}
+    trace = [s() for s in stages]
+    assert msgspec.json.decode(msgspec.json.encode(trace), type=list[AnyStage]) == trace
