@@ -20,23 +20,26 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 
-def resolve_search_query(state: TurnState, slots: Callable[[], ModelSlots], settings: Settings) -> None:
+def resolve_search_query(
+    state: TurnState, slots: Callable[[], ModelSlots], settings: Settings, may_call: Callable[[], bool]
+) -> None:
     """The route's `retrieval_query` (the message, or its rewrite) and, for another language, its `lexical_query`.
-    A model is asked only with no site key's budget spent, and to translate only with a configured LLM; `slots`
-    (the model client, built on first use) is called only when one is asked."""
+    A model is asked only when `may_call()` says so (a widget key's daily budget: each call counted, ADR 0092),
+    and to translate only with a configured LLM; `slots` (the model client, built on first use) is called only
+    when one is asked."""
     route, message = state.route, state.request.message
     assert route is not None, "classify runs before the search query"
     route.retrieval_query = message
     if leans_on_history(message, state.history):
         with stage(state, RewriteStage()) as st:
             rewritten = None
-            if not state.budget_spent:
+            if may_call():
                 rewritten = llm_rewrite(slots(), message, state.history, _light_deadline(state, settings))
             st.by = QueryBy.LLM if rewritten else QueryBy.HISTORY
             route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
             st.query = route.retrieval_query
     lang = foreign(route.retrieval_query, settings.index.language)
-    if lang is None or not settings.ollama.host_explicit or state.budget_spent:
+    if lang is None or not settings.ollama.host_explicit or not may_call():
         return
     with stage(state, TranslateStage()) as st:
         to, deadline = settings.index.language, _light_deadline(state, settings)
