@@ -18,14 +18,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from assist.answer.not_covered import links, nearest_topics, not_covered
-from assist.ask.context import Context, answer_text, chat, prompt, with_corpus
+from assist.answer.not_covered import fixed_answer
+from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
 from assist.contracts import (
     Answer,
-    AnsweredBy,
     AskRequest,
     ClassifyStage,
     Confidence,
@@ -42,12 +41,10 @@ from assist.contracts import (
     TurnState,
     check_ask,
 )
-from assist.language import foreign
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
-from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize_turn
-from assist.retrieve.verdict import Weights, judge
+from assist.retrieve.verdict import judge_turn
 from assist.sessions.store import intent_entries
 from assist.trace import stage
 
@@ -125,7 +122,7 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            resolve_search_query(state, self.parts.slots, self.settings, partial(self.model_call, state))
+            resolve_search_query(state, self.parts.slots, self.settings, may_call)
         return state
 
     def model_call(self, state: TurnState) -> bool:
@@ -155,42 +152,17 @@ class Engine:
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
             recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
-                self._judge(state, query, route.lexical_query, st)
+                judge_turn(state, query, route.lexical_query, st, self.parts.retriever, self.settings)
         return state
-
-    def _judge(self, state: TurnState, query: str, translated: str | None, st: RetrieveStage) -> None:
-        """Does the documentation cover the question (ADR 0055)? Uncertain: the answer says it does not,
-        with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
-        be searched says nothing about the documentation: no verdict then. The verdict and its signals go
-        to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
-        result = state.retrieval
-        if result is None or any(d.without_index for d in result.degraded):
-            return
-        readable = translated is not None or foreign(query, self.settings.index.language) is None
-        weights = Weights.from_settings(self.settings)
-        verdict = judge(translated or query, result, weights, readable, self.parts.retriever().unknown)
-        st.verdict = verdict.detail()
-        if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
-            st.verdict.forced = True
-        elif verdict.uncertain:
-            state.uncertain_reason = verdict.reason
-            result.suggestions = nearest_topics(result.chunks, result.suggestions)
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
-        """`translated`: the query in the index's language (`translate` stage). The full-text side searches
-        it; so does the vector side when the embedder is the English-only local one (ADR 0038 measures
-        both), while a multilingual embedder gets the question as asked."""
-        k = self.settings.retrieve.top_k
+        """`translated`: the query in the index's language (`translate` stage), for the search to choose."""
         try:
-            if translated is None:
-                return self.parts.retriever().search(query, k=k)
-            if self.settings.embed.embedder == "minilm":
-                query = translated
-            return self.parts.retriever().search(query, k=k, analysis=analyze(translated))
+            return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
@@ -221,10 +193,10 @@ class Engine:
         ctx = self.context(state)
         turn = self.recorder.take(state)
         if state.uncertain_reason:
-            return self.recorder.finish(state, self.not_covered(state), [], turn)
+            return self.recorder.finish(state, fixed_answer(state), [], turn)
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
-        fitted = prompt(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
+        fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
         with stage(state, GenerateStage(slot=slot, skipped=fitted is None)) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)
@@ -233,22 +205,9 @@ class Engine:
         """Phase 2 of a prepared turn, streamed: `streaming.py`."""
         return stream(self, state)
 
-    def not_covered(self, state: TurnState) -> str:
-        """The fixed answer of a question the documentation does not cover (ADR 0055): no model is asked."""
-        with stage(state, GenerateStage(skipped=True)) as st:
-            st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
-            r = state.retrieval
-            return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
-
     def context(self, state: TurnState) -> Context:
-        """Retrieved passages; or for CONVERSATIONAL the session's turns (read with the history) and the
-        passages cited in them (recalled here when no earlier stage did, as on the state machine's path)."""
-        if _route(state).type is not QueryType.CONVERSATIONAL:
-            ctx = Context(state.retrieval.chunks if state.retrieval else [])
-            return with_corpus(state, ctx, self.parts.corpus, self.settings) if state.corpus is not None else ctx
-        if state.memory is None:
-            self.recall(state)
-        return Context(state.memory or [], state.conversation)
+        """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
+        return context_for(state, self.parts.corpus, self.settings, self.recall)
 
 
 def _route(state: TurnState) -> Route:

@@ -24,9 +24,9 @@ def resolve_search_query(
     state: TurnState, slots: Callable[[], ModelSlots], settings: Settings, may_call: Callable[[], bool]
 ) -> None:
     """The route's `retrieval_query` (the message, or its rewrite) and, for another language, its `lexical_query`.
-    A model is asked only when `may_call()` says so (a widget key's daily budget: each call counted, ADR 0092),
-    and to translate only with a configured LLM; `slots` (the model client, built on first use) is called only
-    when one is asked."""
+    `may_call` says whether the turn may ask a model now, and counts the call on a widget key's budget (ADR 0092):
+    it is asked only right before a model would be, and to translate only with a configured LLM; `slots` (the
+    model client, built on first use) is called only when one is asked."""
     route, message = state.route, state.request.message
     assert route is not None, "classify runs before the search query"
     route.retrieval_query = message
