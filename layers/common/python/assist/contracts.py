@@ -276,6 +276,11 @@ class RetrievalResult(msgspec.Struct):
     #: the query's cosine to the mean of all passages: how near the corpus's subject it is (None: no vector search)
     centrality: float | None = None
 
+    @classmethod
+    def failed(cls, reason: Degraded) -> RetrievalResult:
+        """A search that could not run (the index too slow or unavailable): no passages, and why."""
+        return cls(chunks=[], confidence=Confidence.NONE, degraded=[reason])
+
 
 class Source(msgspec.Struct):
     id: str

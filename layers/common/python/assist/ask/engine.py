@@ -18,34 +18,18 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from assist import contracts
 from assist.answer.not_covered import fixed_answer
 from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
 from assist.ask.streaming import Event, stream
-from assist.contracts import (
-    Answer,
-    AskRequest,
-    ClassifyStage,
-    Confidence,
-    Degraded,
-    Exchange,
-    GenerateStage,
-    HistoryStage,
-    MemoryStage,
-    QueryType,
-    RetrievalResult,
-    RetrieveStage,
-    Route,
-    Site,
-    TurnState,
-    check_ask,
-)
+from assist.contracts import Answer, AskRequest, Degraded, QueryType, RetrievalResult, Route, Site, TurnState, check_ask
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.verdict import judge_turn
-from assist.sessions.store import intent_entries
+from assist.sessions.store import exchanges, intent_entries
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -106,19 +90,19 @@ class Engine:
         req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
         ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
-        with stage(state, HistoryStage()) as st:
+        with stage(state, contracts.HistoryStage()) as st:
             recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
-        with stage(state, ClassifyStage()) as st:
+        with stage(state, contracts.ClassifyStage()) as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
             may_call = partial(self.model_call, state)  # asked (and counted) only if the LLM layer would run
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
-            state.conversation = [Exchange(r.message, r.answer, list(r.sources)) for r in recent]
+            state.conversation = exchanges(recent)
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
@@ -137,14 +121,14 @@ class Engine:
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)
-        with stage(state, RetrieveStage()) as st:
+        with stage(state, contracts.RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
             search = self._submit(self._search, query, route.lexical_query)
             try:
                 result = search.result(timeout=self.settings.retrieve.timeout_s)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
                 log.warning("retrieve.timeout", budget_s=self.settings.retrieve.timeout_s)
-                result = RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_TIMEOUT])
+                result = RetrievalResult.failed(Degraded.INDEX_TIMEOUT)
             state.retrieval = result
             state.degraded += result.degraded
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
@@ -165,7 +149,7 @@ class Engine:
             return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
-            return RetrievalResult(chunks=[], confidence=Confidence.NONE, degraded=[Degraded.INDEX_UNAVAILABLE])
+            return RetrievalResult.failed(Degraded.INDEX_UNAVAILABLE)
 
     def prepare(
         self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
@@ -180,7 +164,7 @@ class Engine:
 
     def recall(self, state: TurnState) -> TurnState:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
-        with stage(state, MemoryStage()) as st:
+        with stage(state, contracts.MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
             state.memory = self.parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
@@ -197,7 +181,7 @@ class Engine:
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
         fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
-        with stage(state, GenerateStage(slot=slot, skipped=fitted is None)) as st:
+        with stage(state, contracts.GenerateStage(slot=slot, skipped=fitted is None)) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)
 
