@@ -2,9 +2,9 @@
 and `stream` for the two-phase streamed variant.
 
 Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP API, the CLI) or as
-separate Step Functions tasks. The stage runner is this module; what the answer is built from is `context.py`, the
-streamed answer `streaming.py`, the turn's record (store, trace, metrics) `recorder.py`, a session read back
-`sessions.py` (ADR 0073).
+separate Step Functions tasks. This module runs the stages, whose rules live in their packages (ADR 0098); what the
+answer is built from is `context.py`, the streamed answer `streaming.py`, the turn's record (store, trace,
+metrics) `recorder.py`, a session read back `sessions.py` (ADR 0073).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ class Engine:
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
-        """`translated`: the query in the index's language (`translate` stage), for the search to choose."""
+        """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it."""
         try:
             return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
