@@ -46,7 +46,7 @@ from assist.memory.store import intent_entries
 from assist.memory.translate import llm_translate
 from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize
-from assist.retrieve.verdict import Weights, judge
+from assist.retrieve.verdict import Weights, calibrated, judge
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -179,9 +179,13 @@ class Engine:
         if result is None or any(d.without_index for d in result.degraded):
             return
         readable = translated is not None or foreign(query, self.settings.index.language) is None
-        weights = Weights.from_settings(self.settings)
-        verdict = judge(translated or query, result, weights, readable, self.parts.retriever().unknown)
+        retriever = self.parts.retriever()
+        calibration = retriever.calibration()
+        weights = calibrated(Weights.from_settings(self.settings), calibration, self.settings.uncertain.calibrate)
+        verdict = judge(translated or query, result, weights, readable, retriever.unknown)
         st.verdict = verdict.detail()
+        if verdict.score is not None:
+            st.verdict.threshold = round(weights.threshold, 4)
         if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
             st.verdict.forced = True
         elif verdict.uncertain:

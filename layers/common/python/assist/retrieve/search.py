@@ -30,6 +30,7 @@ import numpy as np
 from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
 from assist.embed.base import EmbedderError
 from assist.index.store import FTS_COLUMN
+from assist.lazy import once
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import Analysis, analyze
@@ -38,6 +39,7 @@ from assist.retrieve.manifest import Manifest
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
+    from assist.index.calibration import Calibration
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -47,6 +49,7 @@ MIN_POOL = 20  # candidates each strategy contributes, at least: fusion needs mo
 SUGGESTIONS = 5
 RECENT_CHUNKS = 1024  # ~1 MB of passages: what a follow-up is likely to cite again
 IDENTIFIER = "identifier"
+HIDDEN_ROWS = 8  # a term query past a hidden section's windows: more rows than a section has windows, mostly
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class Retriever:
         options: SearchOptions | None = None,
         rerank: Rerank | None = None,
         catalog: Callable[[], Manifest | None] | None = None,
+        calibration: Callable[[], Calibration | None] | None = None,
     ) -> None:
         self._table = table
         self._embedder = embedder
@@ -105,6 +109,8 @@ class Retriever:
         # the mean direction of every passage: how near the corpus's subject a question is (ADR 0055)
         self._centroid: np.ndarray | None = None
         self._centroid_lock = threading.Lock()
+        # the verdict's threshold computed for this index version when it was built (ADR 0096)
+        self._calibration = once(calibration) if calibration else None
 
     @property
     def table(self) -> Any:
@@ -143,6 +149,10 @@ class Retriever:
                     self._catalog = (self._catalog_source() if self._catalog_source else None) or Manifest()
         return self._catalog
 
+    def calibration(self) -> Calibration | None:
+        """This index version's calibration of the verdict (read once); None when it has none."""
+        return self._calibration() if self._calibration else None
+
     def centroid(self) -> np.ndarray:
         """The unit mean of the passages' unit vectors, read once (the vector column only)."""
         if self._centroid is None:
@@ -154,11 +164,11 @@ class Retriever:
                     self._centroid = mean / (np.linalg.norm(mean) or 1.0)
         return self._centroid
 
-    def unknown(self, terms: Iterable[str], typos: int = 0) -> set[str]:
+    def unknown(self, terms: Iterable[str], typos: int = 0, hide: frozenset[str] = frozenset()) -> set[str]:
         """The terms no passage of the index contains (`typos`: with that many edits forgiven): one full-text
         query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
         stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
-        nothing anywhere."""
+        nothing anywhere. `hide`: sections (`section_of`) that do not count, as if not indexed (calibration)."""
         # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.query import MatchQuery
 
@@ -166,14 +176,21 @@ class Retriever:
             return MatchQuery(term, FTS_COLUMN, fuzziness=typos, prefix_length=2 if typos else 0)
 
         asked = [t for t in dict.fromkeys(terms) if t]
-        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, 1) for t in asked}
-        return {t for t, f in running.items() if not f.result()}
+        limit = 1 + HIDDEN_ROWS * bool(hide)
+        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, limit) for t in asked}
+        return {t for t, f in running.items() if not _shown(f.result(), hide)}
 
     def search(
-        self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
+        self,
+        query: str,
+        k: int = 5,
+        vector: np.ndarray | None = None,
+        analysis: Analysis | None = None,
+        hide: frozenset[str] = frozenset(),
     ) -> RetrievalResult:
-        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
-        return self._search(query, k, vector, analysis)[0]
+        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already;
+        `hide`: sections (`section_of`) searched as if they were not in the index (a calibration probe's own)."""
+        return self._search(query, k, vector, analysis, hide=hide)[0]
 
     def rank(self, query: str, k: int) -> list[str]:
         """The document ids of the k best chunks, best first, without reading their passages: what an
@@ -186,7 +203,13 @@ class Retriever:
         return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
 
     def _search(
-        self, query: str, k: int, vector: np.ndarray | None, analysis: Analysis | None, passages: bool = True
+        self,
+        query: str,
+        k: int,
+        vector: np.ndarray | None,
+        analysis: Analysis | None,
+        passages: bool = True,
+        hide: frozenset[str] = frozenset(),
     ) -> tuple[RetrievalResult, dict[str, list[st.Hit]]]:
         started = time.perf_counter()
         a = analysis or analyze(query)
@@ -197,13 +220,15 @@ class Retriever:
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
             running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
-        lists = {name: f.result() for name, f in running.items()}
+        lists = {name: _shown(f.result(), hide) for name, f in running.items()}
+        if hide:  # a named document's opening chunk could be the hidden section
+            named = []
         fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
         confidence: Confidence | None = None
         if fused:
             confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
         else:
-            fused, confidence, note = self._fallback(a, lists, pool)
+            fused, confidence, note = self._fallback(a, lists, pool, hide)
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
         if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
@@ -242,7 +267,7 @@ class Retriever:
         return result, lists
 
     def _fallback(
-        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int
+        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int, hide: frozenset[str]
     ) -> tuple[list[Fused], Confidence | None, str]:
         """Nothing passed the fusion: the fallback phases, each looser than the last, until one finds something
         (its hits join `lists`); the confidence and the note say which phase did."""
@@ -251,7 +276,7 @@ class Retriever:
             (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
         ]
         for level, why, extra, floor in phases:
-            more = {s.name: s.run(self._table, pool) for s in extra}
+            more = {s.name: _shown(s.run(self._table, pool), hide) for s in extra}
             lists.update(more)
             if st.VECTOR in lists:
                 more[st.VECTOR] = lists[st.VECTOR]
@@ -354,6 +379,15 @@ class Retriever:
             vectors = np.asarray([rows[f.id]["vector"] for f in picked], dtype=np.float32)
             picked = [picked[i] for i in mmr([f.score for f in picked], vectors, k, self.options.mmr_lambda)]
         return [_chunk(rows[f.id], f.score, f.found_by) for f in picked[:k]]
+
+
+def section_of(chunk_id: str) -> str:
+    """The section a chunk belongs to: its id without the ordinal (a long section's windows share it)."""
+    return chunk_id.rsplit(":", 1)[0]
+
+
+def _shown(hits: list[st.Hit], hide: frozenset[str]) -> list[st.Hit]:
+    return [h for h in hits if section_of(h.id) not in hide] if hide else hits
 
 
 def _unread(fused: list[Fused], lists: dict[str, list[st.Hit]]) -> list[Chunk]:

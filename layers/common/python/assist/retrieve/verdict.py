@@ -35,14 +35,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
 from assist.contracts import Chunk, RetrievalResult, UncertainReason, VerdictSignals
+from assist.index.calibration import METHOD
 
 if TYPE_CHECKING:
+    from assist.index.calibration import Calibration
     from assist.settings import Settings
 
 #: a document named by its identifier is on topic whatever the embedder says
@@ -161,6 +163,20 @@ class Weights:
             - self.absent * absent
             - self.named * named
         )
+
+
+def signature(weights: Weights) -> list[float]:
+    """The weights a calibrated threshold holds for (the similarity's is 1): other weights, another scale."""
+    return [weights.centrality, weights.coverage, weights.absent, weights.named]
+
+
+def calibrated(weights: Weights, calibration: Calibration | None, on: bool = True) -> Weights:
+    """The weights with the index's calibrated threshold (ADR 0096), when calibration is `on` and the index was
+    calibrated by this engine's method for these weights; else as configured."""
+    c = calibration
+    if not on or c is None or c.method != METHOD or c.weights != signature(weights):
+        return weights
+    return replace(weights, threshold=c.threshold)
 
 
 #: which of these terms no passage of the index contains, with `typos` edits forgiven (`Retriever.unknown`)

@@ -1,0 +1,102 @@
+"""The verdict's calibration at index time (ADR 0096), its pure parts: the probes made from sections, the
+conformal rank and its finite-sample bound, the off-topic bank, and which threshold the verdict then uses."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from assist.index.calibration import METHOD, Calibration
+from assist.retrieve import calibrate as cb
+from assist.retrieve.verdict import Weights, calibrated
+
+SECTIONS = [
+    cb.Section(
+        f"page-{i}#part",
+        f"Page {i}",
+        f"Configuring the {word} cache",
+        f"The {word} cache keeps recent results for an hour. Set `CACHE_{word.upper()}_TTL` to change how long it "
+        f"keeps them, or run `assist cache clear --{word}` to empty it at once.",
+    )
+    for i, word in enumerate(["query", "answer", "session", "index", "model", "token", "export", "widget"])
+]
+WEIGHTS = Weights(threshold=0.3645, centrality=1.5, coverage=0.0, absent=0.25, named=0.7)
+
+
+def test_probes_are_deterministic_bounded_and_name_their_section():
+    first, again = cb.probes(SECTIONS, seed=7), cb.probes(list(SECTIONS), seed=7)
+    assert first == again
+    assert first != cb.probes(SECTIONS, seed=8)
+    assert len(cb.probes(SECTIONS, limit=5)) == 5
+    assert len(first) <= 3 * len(SECTIONS)
+    by_section = {s.id: s for s in SECTIONS}
+    assert {p.kind for p in first} == {"title", "sentence", "identifier"}
+    for p in first:
+        assert p.section in by_section
+        assert len({q.text.lower() for q in first}) == len(first)
+
+
+def test_each_kind_of_probe_asks_about_its_section():
+    rng = random.Random(1)
+    s = SECTIONS[0]
+    assert "Configuring the query cache" in cb._title_probe(s, rng)
+    assert cb._sentence_probe(s, rng) == "What does the query cache keep?"
+    ident = cb._identifier_probe(s, rng)
+    assert "CACHE_QUERY_TTL" in ident or "--query" in ident
+    # a sentence whose subject is a pronoun gives keywords, not "What is it?"
+    pronoun = cb.Section("x", "X", "", "It is the slowest part of every request made to the server.")
+    keywords = cb._sentence_probe(pronoun, random.Random(0))
+    assert not keywords.startswith("What")
+    assert 3 <= len(keywords.split()) <= 5
+    assert set(keywords.split()) <= set(pronoun.text.lower().rstrip(".").split())
+
+
+@pytest.mark.parametrize(("n", "j"), [(300, 10), (100, 2), (45, 1), (44, 0)])
+def test_the_rank_is_the_largest_whose_excess_probability_stays_under_one_minus_confidence(n, j):
+    assert cb.rank(n, 0.05, 0.9) == j
+    assert cb.binomial_cdf(j - 1, n, 0.05) <= 0.1 < cb.binomial_cdf(j, n, 0.05)
+
+
+def test_the_bound_is_where_the_rank_exceeds_with_probability_one_minus_confidence():
+    u = cb.bound(300, 10, 0.9)
+    assert 0.04 < u <= 0.05
+    assert cb.binomial_cdf(9, 300, u) == pytest.approx(0.1, abs=1e-6)
+    # over many draws of 300 uniform probe scores, the cut's true rate exceeds the bound about 10 % of the time
+    rng = random.Random(3)
+    over = sum(sorted(rng.random() for _ in range(300))[9] > u for _ in range(2000))
+    assert 0.07 < over / 2000 < 0.13
+
+
+def test_the_threshold_flags_rank_minus_one_probes_and_fixed_flags_count_first():
+    scores = [i / 100 for i in range(300)]
+    cut, j, flagged = cb.threshold(scores, 0.05, 0.9)
+    assert (cut, j, flagged) == (0.09, 10, 9)
+    # probes flagged whatever the threshold (no passage) are the lowest scores
+    cut, _, flagged = cb.threshold([-math.inf] * 12 + scores[12:], 0.05, 0.9)
+    assert cut == -math.inf
+    assert flagged == 0
+    assert cb.threshold(scores[:20], 0.05, 0.9)[1:] == (0, 0)
+
+
+def test_the_bank_is_english_and_spanish_with_translations_and_a_licence():
+    rows = cb.bank()
+    header = " ".join(line for line in cb.BANK.read_text(encoding="utf-8").splitlines() if line.startswith("#"))
+    assert "CC0" in header
+    langs = {q.language for q in rows}
+    assert langs == {"en", "es"}
+    assert all(q.translation for q in rows if q.language == "es")
+    assert len(rows) >= 100
+    assert len({q.text for q in rows}) == len(rows)
+
+
+def test_the_verdict_uses_a_calibration_only_for_the_weights_and_method_it_was_computed_for():
+    c = Calibration(threshold=0.21, weights=cb.signature(WEIGHTS))
+    assert calibrated(WEIGHTS, c).threshold == 0.21
+    assert calibrated(WEIGHTS, c, on=False).threshold == 0.3645
+    assert calibrated(WEIGHTS, None).threshold == 0.3645
+    other = Weights(threshold=0.3645, centrality=1.0, coverage=0.3)
+    assert calibrated(other, c).threshold == 0.3645
+    old = Calibration(threshold=0.21, weights=cb.signature(WEIGHTS), method=METHOD + "-old")
+    assert calibrated(WEIGHTS, old).threshold == 0.3645
