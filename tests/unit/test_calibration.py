@@ -45,12 +45,12 @@ def test_each_kind_of_probe_asks_about_its_section():
     assert cb._sentence_probe(s, rng) == "What does the query cache keep?"
     ident = cb._identifier_probe(s, rng)
     assert "CACHE_QUERY_TTL" in ident or "--query" in ident
-    # a sentence whose subject is a pronoun gives keywords, not "What is it?"
-    pronoun = cb.Section("x", "X", "", "It is the slowest part of every request made to the server.")
-    keywords = cb._sentence_probe(pronoun, random.Random(0))
-    assert not keywords.startswith("What")
-    assert 3 <= len(keywords.split()) <= 5
-    assert set(keywords.split()) <= set(pronoun.text.lower().rstrip(".").split())
+    # a sentence with no subject up front gives no probe, not "What is it?"
+    for text in ("It is the slowest part of every request made to the server.", "On the other hand, if you run it."):
+        assert cb._sentence_probe(cb.Section("x", "X", "", text), random.Random(0)) is None
+    # a heading of a word or two is asked with its page's title; a web address is no identifier
+    assert "Usage in Plugin API" in cb._title_probe(cb.Section("p#u", "Plugin API > Usage", "", ""), rng)
+    assert cb._identifier_probe(cb.Section("w", "W", "", "See `e.g` and example.com for `true`."), rng) is None
 
 
 @pytest.mark.parametrize(("n", "j"), [(300, 10), (100, 2), (45, 1), (44, 0)])

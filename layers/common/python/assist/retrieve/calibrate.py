@@ -5,10 +5,11 @@ other places on the score's scale (ADR 0082). At index time the corpus itself is
 
 - **answerable probes**, made without a model from a seeded sample of the sections: a title or heading turned
   into a question, a sentence's subject asked about, an identifier asked for (at most `MAX_PROBES`). Each is
-  searched with its own section hidden (`Retriever.search(hide=…)`, the vocabulary too): a probe copies its
-  section's words, which no user does, so scored with it the probes would sit above real questions and set the
-  cut too high. Hidden, a probe is answered by the rest of the corpus only — a harder question than a real one,
-  so the answerable false-flag rate errs low.
+  searched with its own section hidden (`Retriever.search(hide=…)`): a probe copies its section's words, which
+  no user does, so scored with it the probes would sit above real questions and set the cut too high. Hidden,
+  a probe is answered by the rest of the corpus only — a harder question than a real one, so the answerable
+  false-flag rate errs low. The vocabulary (ADR 0082's absent terms) is the whole corpus's: a real question's
+  words are in its answer's section.
 - **the threshold** is a conformal quantile of the probes' scores (the verdict's score under the configured
   weights): the j-th lowest, j the largest rank such that, over the draw of n exchangeable probes, the share of
   such questions flagged exceeds the target (0.05) with probability at most 1 − confidence (0.9):
@@ -60,6 +61,12 @@ _FENCE = re.compile(r"```.*?```|^\.\. [\w:-]+::.*$", re.DOTALL | re.MULTILINE)
 _IDENT = re.compile(
     r"`([^`\n]{3,40})`|(?<![\w-])(--[a-z][\w-]{2,})|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[a-z]\w*(?:[_.]\w+)+)\b"
 )
+#: a symbol, not a word quoted as code (`true`) nor an abbreviation (`e.g`): parts of two letters or more joined
+#: by punctuation, a flag, or a capital after the first letter
+_SYMBOL = re.compile(r"(?:--)?[A-Za-z]\w+(?:[-_.:/(]+\w{2,}\)?)+|[a-z]+[A-Z]\w*")
+_SITE = re.compile(r"\.(?:com|org|net|io|dev|rs|app)\b|https?:|www\.")  # a web address: no one asks what it does
+#: a sentence opening with these has no subject up front
+_LEADS = {"if", "on", "for", "when", "however", "but", "and", "or", "so", "in", "at", "by", "with", "as", "also"}
 _VERBS = {
     "is": "is",
     "are": "are",
@@ -117,7 +124,14 @@ def _plain(text: str) -> str:
 
 
 def _title_probe(s: Section, rng: random.Random) -> str | None:
-    subject = _plain(s.heading or s.title.split(" > ")[-1]).strip(" :.?")
+    """The section's heading asked about; a heading of one or two words ("Usage") with its page's title, as a
+    reader asks it ("Usage in Plugin API"), since alone it names nothing."""
+    parts = [_plain(p).strip(" :.?") for p in (*s.title.split(" > "), s.heading) if p.strip()]
+    if not parts:
+        return None
+    subject = parts[-1]
+    if len(subject.split()) <= 2 and len(parts) > 1:
+        subject = f"{subject} in {parts[-2]}"
     if len(subject) < 3 or len(subject.split()) > 14:
         return None
     if subject.split()[0].lower() in {"how", "what", "why", "when", "where", "which", "can", "does", "is"}:
@@ -126,8 +140,8 @@ def _title_probe(s: Section, rng: random.Random) -> str | None:
 
 
 def _sentence_probe(s: Section, rng: random.Random) -> str | None:
-    """A sentence of the section, its subject asked about ("What is the writer lease?"), or its content
-    words as a keyword query when no subject is found."""
+    """A sentence of the section, its subject asked about ("What is the writer lease?"); None when the sentence
+    has no subject up front (its words strung together would be no question anyone asks)."""
     candidates = [t for t in _SENTENCE.split(_plain(s.text)) if 6 <= len(t.split()) <= 40 and "`" not in t]
     if not candidates:
         return None
@@ -137,21 +151,19 @@ def _sentence_probe(s: Section, rng: random.Random) -> str | None:
         if verb is None:
             continue
         subject = " ".join(words[:i])
-        if not terms(subject):  # "it is", "there are": no subject to ask about
+        # "it is", "there are", "on the other hand, if you": no subject to ask about
+        if not terms(subject) or not re.fullmatch(r"[\w' -]+", subject) or words[0].lower() in _LEADS:
             break
         subject = subject[0].lower() + subject[1:] if subject[1:2].islower() else subject
         if verb in ("is", "are"):
             return f"What {verb} {subject}?"
         return f"What does {subject} {verb}?" if w.lower().endswith("s") else f"What do {subject} {verb}?"
-    content = terms(" ".join(words))
-    longest = set(sorted(content, key=len, reverse=True)[:5])
-    return " ".join(w for w in content if w in longest) or None
+    return None
 
 
 def _identifier_probe(s: Section, rng: random.Random) -> str | None:
     found = [next(g for g in m.groups() if g) for m in _IDENT.finditer(s.text)]
-    # a symbol, not a word quoted as code (`true`): punctuation inside, or a capital after its first letter
-    found = [f for f in dict.fromkeys(g.strip() for g in found) if re.fullmatch(r"[-\w]*[^\w\s][^\s]*|\w+[A-Z]\w*", f)]
+    found = [f for f in dict.fromkeys(g.strip() for g in found) if _SYMBOL.fullmatch(f) and not _SITE.search(f)]
     return rng.choice(IDENT_ASKS).format(rng.choice(found)) if found else None
 
 
@@ -202,10 +214,11 @@ def bank(path: Path = BANK) -> list[OffTopic]:
 
 def score(retriever: Retriever, text: str, weights: Weights, k: int, hide: frozenset[str] = frozenset()) -> float:
     """The verdict's score for this question (`-inf` when it is flagged whatever the threshold: no passage,
-    only loose ones; `inf` when it never is: a named document, an unreadable question)."""
+    only loose ones; `inf` when it never is: a named document, an unreadable question). `hide` hides sections
+    from the search, not from the vocabulary: an answerable question's words are in the corpus (its answer's
+    section is there), so a probe's own words hidden would be called absent — the absent question's mark."""
     result = retriever.search(text, k=k, hide=hide)
-    vocabulary = functools.partial(retriever.unknown, hide=hide) if hide else retriever.unknown
-    v = judge(text, result, replace(weights, threshold=-math.inf), True, vocabulary)
+    v = judge(text, result, replace(weights, threshold=-math.inf), True, retriever.unknown)
     if v.reason is not None:
         return -math.inf
     return v.score if v.score is not None else math.inf

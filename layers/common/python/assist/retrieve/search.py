@@ -49,7 +49,6 @@ MIN_POOL = 20  # candidates each strategy contributes, at least: fusion needs mo
 SUGGESTIONS = 5
 RECENT_CHUNKS = 1024  # ~1 MB of passages: what a follow-up is likely to cite again
 IDENTIFIER = "identifier"
-HIDDEN_ROWS = 8  # a term query past a hidden section's windows: more rows than a section has windows, mostly
 
 
 @dataclass(frozen=True)
@@ -164,11 +163,11 @@ class Retriever:
                     self._centroid = mean / (np.linalg.norm(mean) or 1.0)
         return self._centroid
 
-    def unknown(self, terms: Iterable[str], typos: int = 0, hide: frozenset[str] = frozenset()) -> set[str]:
+    def unknown(self, terms: Iterable[str], typos: int = 0) -> set[str]:
         """The terms no passage of the index contains (`typos`: with that many edits forgiven): one full-text
         query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
         stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
-        nothing anywhere. `hide`: sections (`section_of`) that do not count, as if not indexed (calibration)."""
+        nothing anywhere."""
         # deferred, ADR 0071: lancedb 3.1 s
         from lancedb.query import MatchQuery
 
@@ -176,9 +175,8 @@ class Retriever:
             return MatchQuery(term, FTS_COLUMN, fuzziness=typos, prefix_length=2 if typos else 0)
 
         asked = [t for t in dict.fromkeys(terms) if t]
-        limit = 1 + HIDDEN_ROWS * bool(hide)
-        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, limit) for t in asked}
-        return {t for t, f in running.items() if not _shown(f.result(), hide)}
+        running = {t: self._pool.submit(st.Strategy("term", fts=query(t)).run, self._table, 1) for t in asked}
+        return {t for t, f in running.items() if not f.result()}
 
     def search(
         self,
