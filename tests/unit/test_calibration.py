@@ -32,7 +32,7 @@ def test_probes_are_deterministic_bounded_and_name_their_section():
     assert len(cb.probes(SECTIONS, limit=5)) == 5
     assert len(first) <= 3 * len(SECTIONS)
     by_section = {s.id: s for s in SECTIONS}
-    assert {p.kind for p in first} == {"title", "sentence", "identifier"}
+    assert {p.kind for p in first} == {"title", "sentence", "identifier", "keyword"}
     for p in first:
         assert p.section in by_section
         assert len({q.text.lower() for q in first}) == len(first)
@@ -51,6 +51,9 @@ def test_each_kind_of_probe_asks_about_its_section():
     # a heading of a word or two is asked with its page's title; a web address is no identifier
     assert "Usage in Plugin API" in cb._title_probe(cb.Section("p#u", "Plugin API > Usage", "", ""), rng)
     assert cb._identifier_probe(cb.Section("w", "W", "", "See `e.g` and example.com for `true`."), rng) is None
+    # a name typed alone: a capital mid-sentence, a symbol; not a word that opens a sentence
+    words = cb.Section("k", "K", "", "Results vary. The engine runs on Docker with fp32 vectors.")
+    assert {cb._keyword_probe(words, random.Random(i)).split()[-1] for i in range(20)} == {"Docker", "fp32"}
 
 
 @pytest.mark.parametrize(("n", "j"), [(300, 10), (100, 2), (45, 1), (44, 0)])

@@ -4,7 +4,8 @@ One threshold for every corpus cannot hold: each corpus puts its answerable and 
 other places on the score's scale (ADR 0082). At index time the corpus itself is at hand, so:
 
 - **answerable probes**, made without a model from a seeded sample of the sections: a title or heading turned
-  into a question, a sentence's subject asked about, an identifier asked for (at most `MAX_PROBES`). Each is
+  into a question, a sentence's subject asked about, an identifier asked for, a name typed alone as into a
+  search box (at most `MAX_PROBES`). Each is
   searched with its own section hidden (`Retriever.search(hide=…)`): a probe copies its section's words, which
   no user does, so scored with it the probes would sit above real questions and set the cut too high. Hidden,
   a probe is answered by the rest of the corpus only — a harder question than a real one, so the answerable
@@ -38,7 +39,7 @@ from assist.index.calibration import Calibration
 from assist.logs import get_logger
 from assist.retrieve.manifest import load
 from assist.retrieve.search import Retriever, SearchOptions, section_of
-from assist.retrieve.verdict import Weights, calibrated, judge, signature, terms
+from assist.retrieve.verdict import STOP, Weights, calibrated, judge, signature, terms
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -66,6 +67,7 @@ _IDENT = re.compile(
 _SYMBOL = re.compile(r"(?:--)?[A-Za-z]\w+(?:[-_.:/(]+\w{2,}\)?)+|[a-z]+[A-Z]\w*")
 _SITE = re.compile(r"\.(?:com|org|net|io|dev|rs|app)\b|https?:|www\.")  # a web address: no one asks what it does
 #: a sentence opening with these has no subject up front
+_NAME = re.compile(r"\b[^\W\d_][\w.-]*\w")
 _LEADS = {"if", "on", "for", "when", "however", "but", "and", "or", "so", "in", "at", "by", "with", "as", "also"}
 _VERBS = {
     "is": "is",
@@ -167,12 +169,41 @@ def _identifier_probe(s: Section, rng: random.Random) -> str | None:
     return rng.choice(IDENT_ASKS).format(rng.choice(found)) if found else None
 
 
-MAKERS = (("title", _title_probe), ("sentence", _sentence_probe), ("identifier", _identifier_probe))
+def _keyword_probe(s: Section, rng: random.Random) -> str | None:
+    """A name the section uses, alone or after one of the words before it: what a reader types into a search
+    box ("tantivy", "EventBridge schedule"), as the analysis's keyword query kinds expect."""
+    text = _plain(s.text)
+    found = [m.group() for m in _NAME.finditer(text) if _named(m.group(), text[: m.start()].rstrip()[-1:])]
+    found = list(dict.fromkeys(w for w in found if w.lower() not in STOP))
+    if not found:
+        return None
+    word = rng.choice(found)
+    before = [t for t in terms(text[: text.find(word)])[-1:] if rng.random() < 0.5]
+    return " ".join([*before, word])
+
+
+def _named(word: str, before: str) -> bool:
+    """A name, not a word a sentence happens to open with: a capital, digit or symbol inside (`useDefine`,
+    `Stat5`, `fp32`, `prefix.regex`), a short acronym (`HMR`), or a capital mid-sentence (`Docker`)."""
+    inner = word[1:]
+    if any(c.isupper() or c.isdigit() or c in "._" for c in inner) and not word.isupper():
+        return True
+    if word.isupper():
+        return 2 <= len(word) <= 5
+    return word[0].isupper() and before not in ("", ".", "!", "?", ":", "#")
+
+
+MAKERS = (
+    ("title", _title_probe),
+    ("sentence", _sentence_probe),
+    ("identifier", _identifier_probe),
+    ("keyword", _keyword_probe),
+)
 
 
 def probes(secs: list[Section], seed: int = SEED, limit: int = MAX_PROBES) -> list[Probe]:
     """Deterministic answerable probes from a seeded sample of the sections: for each sampled section, its
-    makers in a seeded order, as many as the share of `limit` per section allows (at most three)."""
+    makers in a seeded order, as many as the share of `limit` per section allows (at most three of the four)."""
     rng = random.Random(seed)
     sample = rng.sample(secs, len(secs)) if secs else []
     per = min(3, max(1, math.ceil(limit / max(1, len(sample)))))

@@ -53,7 +53,7 @@ STEM = 5  # letters compared: `configured` and `configuration` are one word, `ca
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 #: a word joined to the next by `_`, `.`, `-` without spaces: part of a code symbol or a compound name
 _SYMBOL = re.compile(r"[^\W_]+(?:[_.][^\W_]+)+")
-_STOP = frozenset(
+STOP = frozenset(
     re.split(
         r"\s+",
         """the and for are was were how what when where which who whom why with this that these those from have has had
@@ -109,7 +109,7 @@ class Verdict:
 
 def terms(text: str) -> list[str]:
     """The question's terms as the corpus vocabulary is asked for them: whole words, lower case, in order."""
-    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()))
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOP and not w.isdigit()))
 
 
 def names(text: str) -> set[str]:
