@@ -74,10 +74,13 @@ def test_a_freshly_indexed_folder_is_calibrated_and_judged_by_its_own_threshold(
     assert c.sections == 48
     assert 48 <= c.probes <= 144
     assert math.isfinite(c.threshold)
-    assert c.threshold != base_settings.uncertain.threshold
     assert c.bound <= 0.05
     assert c.expected_rate <= 0.05
-    assert c.probes_flagged <= c.probes * 0.05
+    if c.conflict:  # the probes' cut caught too little of the bank: raised, never past the configured one
+        assert c.probe_threshold < c.threshold <= base_settings.uncertain.threshold
+    else:
+        assert c.probes_flagged <= c.probes * 0.05
+        assert c.threshold == c.probe_threshold
     assert c.offtopic == 120
     assert 0.0 <= c.offtopic_caught <= 1.0
     assert c.weights == [1.5, 0.0, 0.25, 0.7]  # the configured weights it holds for
@@ -104,6 +107,7 @@ def test_a_small_folder_published_keeps_a_conservative_default_and_says_so(tmp_p
     root = str(tmp_path / "published")
     report = assist(environ, "index", str(docs), "--index", root, "--publish", "--quiet")
     assert report["published"]
+    assert report["calibration"]["calibrated"] is False
 
     version = pointer.live_uri(root)
     assert version != root

@@ -103,3 +103,23 @@ def test_the_verdict_uses_a_calibration_only_for_the_weights_and_method_it_was_c
     assert calibrated(other, c).threshold == 0.3645
     old = Calibration(threshold=0.21, weights=cb.signature(WEIGHTS), method=METHOD + "-old")
     assert calibrated(WEIGHTS, old).threshold == 0.3645
+
+
+def test_the_bank_cut_is_the_lowest_that_catches_its_share():
+    scores = [i / 100 for i in range(100)]
+    cut = cb.catching(scores, 0.9)
+    assert sum(s < cut for s in scores) == 90
+    assert sum(s < 0.89 for s in scores) < 90
+
+
+def test_a_corpus_whose_probes_and_bank_conflict_is_raised_toward_the_bank_but_never_past_the_configured_cut():
+    probes = [0.1 + i / 1000 for i in range(300)]
+    assert cb.choose(0.25, 0.2, probes, 0.3645, 400) == (0.25, False, "")  # both goals hold: the probes' cut
+    cut, conflict, why = cb.choose(0.1, 0.3, probes, 0.3645, 400)
+    assert (cut, conflict) == (0.3, True)
+    assert "catches less than 90%" in why
+    assert cb.choose(0.1, 0.5, probes, 0.3645, 400)[:2] == (0.3645, True)  # no higher than the configured cut
+    assert cb.choose(0.4, 0.5, probes, 0.3645, 400)[0] == 0.4  # nor lower than the probes' own
+    small = cb.choose(0.4, 0.1, probes, 0.3645, 12)
+    assert small[0] == 0.1  # under 30 sections: the configured cut, lowered to the lowest probe's score
+    assert "under 30" in small[2]

@@ -186,12 +186,15 @@ def print_uncertain(result: dict) -> None:
             )
         if "calibration" in per:
             c = per["calibration"]
+            bound = f"false-flag rate expected {c['expected_rate']}, ≤ {c['bound']} with probability {c['confidence']}"
+            if c.get("conflict"):
+                bound = f"the probes' own cut {c['probe_threshold']} had {bound}"
             print(
                 f"  calibration: threshold {c['threshold']} from {c['probes']} probes over {c['sections']} sections"
-                f" ({c['probes_flagged']} flagged; false-flag rate expected {c['expected_rate']}, ≤ {c['bound']} with"
-                f" probability {c['confidence']}); off-topic bank caught {c['offtopic_caught']}"
+                f" ({c['probes_flagged']} flagged; {bound}); off-topic bank caught {c['offtopic_caught']}"
                 f" (en {c['offtopic_caught_en']}, es {c['offtopic_caught_es']}); {c['seconds']} s"
                 + ("" if c["calibrated"] else f"; not calibrated: {c['why']}")
+                + (f"; conflict: {c['why']}" if c.get("conflict") else "")
             )
             if "calibration_own_section" in per:
                 print(f"  with own sections searchable: threshold {per['calibration_own_section']['threshold']}")

@@ -31,7 +31,12 @@ class Calibration(msgspec.Struct, omit_defaults=True, kw_only=True):
     weights: list[float]
     #: False: too few sections to calibrate, a conservative default (`why` says which)
     calibrated: bool = True
+    #: True: the probes' cut caught too little of the off-topic bank and was raised (`why` says how far)
+    conflict: bool = False
     why: str = ""
+    #: the cut the probes alone give, and the lowest cut that catches 90 % of the off-topic bank
+    probe_threshold: float = 0.0
+    offtopic_threshold: float = 0.0
     sections: int = 0
     probes: int = 0
     #: probes the threshold flags (the conformal rank minus one), and that share
@@ -53,7 +58,8 @@ class Calibration(msgspec.Struct, omit_defaults=True, kw_only=True):
 
     def summary(self) -> dict[str, Any]:
         """What a sync's report, `assist doctor` and `/insights` say of it."""
-        keys = ("threshold", "calibrated", "why", "sections", "probes", "bound", "offtopic_caught", "computed_at")
+        keys = ("threshold", "calibrated", "conflict", "why", "sections", "probes", "probes_flagged", "bound")
+        keys += ("offtopic_caught", "computed_at")
         return {k: getattr(self, k) for k in keys if getattr(self, k) != ""}
 
 

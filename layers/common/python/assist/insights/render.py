@@ -124,8 +124,8 @@ def _calibration(c: dict[str, Any] | None) -> str:
     how = (
         f"computed from {c['probes']} answerable probes made from {c['sections']} of its sections: at most "
         f"{c['bound']:.1%} of questions like them are answered “not in the docs” (with probability 0.9)"
-        if c["calibrated"]
-        else f"not calibrated: {escape(str(c.get('why', '')))}"
+        if c["calibrated"] and not c.get("conflict")
+        else escape(str(c.get("why", "")))
     )
     return (
         '<div class=figures aria-label="Verdict calibration">'

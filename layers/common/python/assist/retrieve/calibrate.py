@@ -16,8 +16,11 @@ other places on the score's scale (ADR 0082). At index time the corpus itself is
   such questions flagged exceeds the target (0.05) with probability at most 1 − confidence (0.9):
   P(Binomial(n, target) ≤ j − 1) ≤ 1 − confidence. With 300 probes that is j = 10 (expected rate 10/301).
 - **the off-topic bank** (`offtopic_bank.txt`: everyday questions in English and Spanish, the project's own,
-  CC0) says what share of off-topic questions this cut catches on this corpus: a figure for the manifest,
-  `assist doctor` and `/insights`, never an input to the cut.
+  CC0) says what share of off-topic questions the cut catches on this corpus: a figure for the manifest,
+  `assist doctor` and `/insights`. When the probes' cut catches less than `BANK_TARGET` of it, the corpus
+  cannot hold both goals with this score: the cut is raised toward the one that catches the bank, but never
+  above the configured (cross-corpus, ADR 0082) threshold, and the calibration says `conflict` — the
+  answerable bound then no longer holds, and `probes_flagged` says what the probes make of the cut.
 - A corpus of fewer than `MIN_SECTIONS` sections is not calibrated: ADR 0082's threshold, lowered to the lowest
   probe's score when that is lower (a conservative default, and the calibration says so).
 """
@@ -51,6 +54,8 @@ log = get_logger(__name__)
 SEED = 40
 MAX_PROBES = 300
 MIN_SECTIONS = 30
+#: the share of the off-topic bank a threshold should catch (the verdict's off-topic goal)
+BANK_TARGET = 0.9
 BANK = Path(__file__).with_name("offtopic_bank.txt")
 #: no threshold: JSON has no infinity, and no score reaches this
 NEVER = -1e9
@@ -290,18 +295,51 @@ def threshold(scores: Iterable[float], target: float, confidence: float) -> tupl
     return cut, j, sum(s < cut for s in ordered)
 
 
-def caught(retriever: Retriever, weights: Weights, cut: float, k: int, rows: list[OffTopic]) -> dict[str, float]:
-    """The share of the bank the cut flags, over all rows and per language (Spanish judged on its translation,
-    as the engine with a translate stage judges it)."""
-    flags: dict[str, list[bool]] = {}
+def bank_scores(retriever: Retriever, weights: Weights, k: int, rows: list[OffTopic]) -> dict[str, list[float]]:
+    """The bank's scores by language (Spanish judged on its translation, as the engine with a translate stage
+    judges it)."""
+    out: dict[str, list[float]] = {}
     for q in rows:
-        flags.setdefault(q.language, []).append(score(retriever, q.translation or q.text, weights, k) < cut)
-    every = [f for fs in flags.values() for f in fs]
-    return {"all": _share(every), **{lang: _share(fs) for lang, fs in flags.items()}}
+        out.setdefault(q.language, []).append(score(retriever, q.translation or q.text, weights, k))
+    return out
+
+
+def caught(scores: dict[str, list[float]], cut: float) -> dict[str, float]:
+    """The share of the bank the cut flags, over all rows and per language."""
+    every = [s < cut for ss in scores.values() for s in ss]
+    return {"all": _share(every), **{lang: _share([s < cut for s in ss]) for lang, ss in scores.items()}}
+
+
+def catching(scores: Iterable[float], share: float) -> float:
+    """The lowest cut that flags at least `share` of these scores (flagged: score < cut)."""
+    ordered = sorted(scores)
+    if not ordered:
+        return NEVER
+    m = max(1, math.ceil(share * len(ordered) - 1e-9))
+    return math.nextafter(ordered[m - 1], math.inf)
 
 
 def _share(flags: list[bool]) -> float:
     return round(sum(flags) / len(flags), 4) if flags else 0.0
+
+
+def choose(
+    probe_cut: float, bank_cut: float, scores: list[float], configured: float, n_sections: int
+) -> tuple[float, bool, str]:
+    """(threshold, conflict, why) from the probes' cut and the bank's (see the module): the probes' cut; under
+    `MIN_SECTIONS` the configured one, lowered to the lowest probe's score; when the probes' cut catches too
+    little of the bank, raised toward the bank's cut but never above the configured one."""
+    if n_sections < MIN_SECTIONS:
+        lowest = min((s for s in scores if math.isfinite(s)), default=configured)
+        return min(configured, lowest), False, f"{n_sections} sections, under {MIN_SECTIONS}: the default kept"
+    if bank_cut <= probe_cut:
+        return probe_cut, False, ""
+    cut = max(probe_cut, min(bank_cut, configured))
+    why = (
+        f"the probes' cut {probe_cut:.4f} catches less than {BANK_TARGET:.0%} of the off-topic bank (which needs "
+        f"{bank_cut:.4f}): raised to {cut:.4f}, at most the configured threshold"
+    )
+    return cut, True, why
 
 
 def calibrate(
@@ -320,19 +358,22 @@ def calibrate(
     made = probes(secs, seed)
     scores = [score(retriever, p.text, weights, k, frozenset({p.section} if hold_out else ())) for p in made]
     cut, j, flagged = threshold(scores, target, confidence)
-    calibrated, why = len(secs) >= MIN_SECTIONS, ""
-    if not calibrated:
-        lowest = min((s for s in scores if math.isfinite(s)), default=weights.threshold)
-        cut, why = min(weights.threshold, lowest), f"{len(secs)} sections, under {MIN_SECTIONS}: the default kept"
-        flagged = sum(s < cut for s in scores)
-    cut = cut if math.isfinite(cut) else NEVER
+    probe_cut = cut if math.isfinite(cut) else NEVER
     rows = bank()
-    share = caught(retriever, weights, cut, k, rows)
+    off = bank_scores(retriever, weights, k, rows)
+    bank_cut = catching([x for xs in off.values() for x in xs], BANK_TARGET)
+    calibrated = len(secs) >= MIN_SECTIONS
+    cut, conflict, why = choose(probe_cut, bank_cut, scores, weights.threshold, len(secs))
+    flagged = sum(s < cut for s in scores)
+    share = caught(off, cut)
     out = Calibration(
         threshold=round(cut, 6),
         weights=signature(weights),
         calibrated=calibrated,
+        conflict=conflict,
         why=why,
+        probe_threshold=round(probe_cut, 6),
+        offtopic_threshold=round(bank_cut if math.isfinite(bank_cut) else NEVER, 6),
         sections=len(secs),
         probes=len(made),
         probes_flagged=flagged,
