@@ -200,6 +200,7 @@ class Retriever:
         result, lists = self._search(query, k, None, None)
         return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
 
+    # 61 lines: one search's steps in order; its signature takes 9 of them since `hide` joined it (ADR 0096)
     def _search(
         self,
         query: str,
@@ -214,13 +215,11 @@ class Retriever:
         pool = max(MIN_POOL, k)
         embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
         running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
-        named = self._named(a)
+        named = [] if hide else self._named(a)  # a named document's opening chunk could be the hidden section
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
             running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
         lists = {name: _shown(f.result(), hide) for name, f in running.items()}
-        if hide:  # a named document's opening chunk could be the hidden section
-            named = []
         fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
         confidence: Confidence | None = None
         if fused:
