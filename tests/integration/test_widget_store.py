@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from assist.aws.clients import client
-from assist.memory.widget_dynamodb import DynamoDBWidgetStore
-from assist.memory.widget_sqlite import SQLiteWidgetStore
-from assist.memory.widget_store import Limits, SiteKey, rate_step, window_step
+from assist.widget.store.dynamodb import DynamoDBWidgetStore
+from assist.widget.store.sqlite import SQLiteWidgetStore
+from assist.widget.store.store import Limits, SiteKey, rate_step, window_step
 
 pytestmark = pytest.mark.integration
 NOW = 1_800_000_000_000  # ms

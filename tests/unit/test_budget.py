@@ -3,9 +3,10 @@ so the test needs no tokenizer file."""
 
 from __future__ import annotations
 
-from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, Window, fit, prompt_tokenizer_file
+from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, fit, prompt_tokenizer_file
 from assist.contracts import Chunk, QueryType
 from assist.doctor import embedder_state
+from assist.llm.window import Window
 from assist.settings import Settings
 
 COUNT = TokenCounter("chars")  # ceil(chars / 1.8)

@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from assist.classify.data import DataError, Example, convert_clinc, examples_digest, parse_rows, read_examples
 from assist.classify.model import ModelError
-from assist.classify.promote import gate
 from assist.classify.registry import Registry, RegistryError
-from assist.classify.sources import read_source, read_sources
-from assist.classify.train import train
+from assist.offline.classify.data import DataError, Example, convert_clinc, examples_digest, parse_rows, read_examples
+from assist.offline.classify.promote import gate
+from assist.offline.classify.sources import read_source, read_sources
+from assist.offline.classify.train import train
 from assist.settings import Classifier, Settings
 from tests.unit.test_classify_model import HashEmbedder, generic_rows
 
@@ -196,7 +196,7 @@ def test_the_latest_revision_of_a_turn_wins_across_parts_and_a_withdrawn_label_r
 def test_user_labels_outweigh_router_labels_in_the_fit():
     """The same message labelled one way by the router (LLM layer) and the other by people: with the defaults
     (users 1.0, router 0.5) the people's label wins; with the weights swapped, the router's does."""
-    from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT
+    from assist.offline.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT
 
     emb = HashEmbedder()
     probe = "tell me about the invoice"

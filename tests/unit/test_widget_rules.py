@@ -10,10 +10,10 @@ import pytest
 
 from assist.api.widget import _page
 from assist.contracts import InvalidRequest
-from assist.memory.widget_store import Limits, SiteKey
 from assist.settings import Settings
 from assist.widget.gate import Effective, client_ip
 from assist.widget.origins import normalize
+from assist.widget.store.store import Limits, SiteKey
 from assist.widget.tokens import BadVisitorToken, is_visitor_token, issue, new_visitor_id, verify
 
 KEY = "k" * 64

@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assist.serverless.definition import ROOT
 from assist.stats import percentile
 from assist_dev.bench.figures import Table
+from assist_dev.local.definition import ROOT
 
 ORIGIN = "https://docs.example.com"
 SESSIONS_PER_VISITOR = 4  # several turns of one session at once: the turn counter is part of what is audited
@@ -82,9 +82,9 @@ def run(
 def _one_store(env: dict[str, str], visitors: int, questions: int, limit: int, processes: int, workers: int) -> Any:
     import httpx
 
-    from assist.memory.backends import open_widget_store
     from assist.settings import Settings
     from assist.widget import keys
+    from assist.widget.store.backends import open_widget_store
 
     settings = Settings.from_env(env).with_(**_emulator(env))
     _tables(settings)
@@ -325,7 +325,7 @@ def _tables(settings: Any) -> None:
     if settings.session_backend != "dynamodb":
         return
     from assist.aws.clients import client
-    from assist.aws.resources import ensure_resources
+    from assist_dev.local.resources import ensure_resources
 
     ensure_resources(settings, client("dynamodb", settings), client("s3", settings))
 

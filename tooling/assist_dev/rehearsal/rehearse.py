@@ -45,18 +45,18 @@ import anyio
 
 from assist.aws import s3_uri
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.contracts import Degraded, Layer
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.export.labels import session_hash
 from assist.logs import get_logger
-from assist.memory.store import StoreUnavailable
-from assist.serverless.definition import ROOT
+from assist.sessions.store import StoreUnavailable
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
 from assist.sources.sync import ingest
 from assist_dev.doubles.jwks import LoopbackIssuer
+from assist_dev.local.definition import ROOT
 from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
 from assist_dev.local.statemachine import enable_interpreter

@@ -25,7 +25,7 @@ from assist.api.schema import WireSchema
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
-from assist.memory.store import StoreUnavailable
+from assist.sessions.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.api.widget import Widget

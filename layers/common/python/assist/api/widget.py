@@ -32,9 +32,9 @@ from assist.api.identity import VISITOR_SCOPE_KEY, caller
 from assist.contracts import InvalidRequest, Site
 from assist.lazy import Lazy
 from assist.logs import get_logger
-from assist.memory.backends import open_widget_store
 from assist.widget import keys
 from assist.widget.gate import Gate, WidgetRefused, client_ip, token_key
+from assist.widget.store.backends import open_widget_store
 from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
 
 if TYPE_CHECKING:
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from litestar.types import ASGIApp, Receive, Scope, Send
 
     from assist.contracts import AskRequest
-    from assist.memory.widget_store import WidgetStore
     from assist.settings import Settings
+    from assist.widget.store.store import WidgetStore
 
 log = get_logger(__name__)
 CORS_SCOPE_KEY = "assist.cors_origin"  # the origin a widget request was checked for: its answer may be read there

@@ -41,12 +41,12 @@ from assist.contracts import (
 from assist.deadline import after, sooner
 from assist.language import foreign
 from assist.logs import get_logger
-from assist.memory.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
-from assist.memory.store import intent_entries
-from assist.memory.translate import llm_translate
+from assist.query.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
+from assist.query.translate import llm_translate
 from assist.retrieve.analysis import analyze
 from assist.retrieve.corpus import recognize
 from assist.retrieve.verdict import Weights, calibrated, judge
+from assist.sessions.store import intent_entries
 from assist.trace import stage
 
 if TYPE_CHECKING:

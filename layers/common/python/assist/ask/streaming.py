@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from assist.answer.llm import Generation, LLMUnavailable, Thought
 from assist.answer.marker import MarkerFilter
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, prompt, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
+from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
 

@@ -155,11 +155,11 @@ def _s3(s: Settings, *paths: str | None) -> Any:
 
 def run_train(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.gate import Targets
-    from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
-    from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
     from assist.errors import AssistError
+    from assist.offline.classify.gate import Targets
+    from assist.offline.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
+    from assist.offline.classify.train import DEFAULT_C, train
 
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
@@ -205,9 +205,9 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_cv(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.sources import read_sources
-    from assist.classify.train import DEFAULT_C, cross_validate
     from assist.embed import build_embedder
+    from assist.offline.classify.sources import read_sources
+    from assist.offline.classify.train import DEFAULT_C, cross_validate
 
     s = settings()
     examples, _ = read_sources(args.data, _s3(s, *args.data))
@@ -226,10 +226,10 @@ def run_cv(args: argparse.Namespace) -> int:
 
 def run_baseline(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.baseline import plain_lr
-    from assist.classify.data import read_examples
-    from assist.classify.gate import Targets
     from assist.embed import build_embedder
+    from assist.offline.classify.baseline import plain_lr
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.gate import Targets
 
     s = settings()
     result = plain_lr(
@@ -250,12 +250,13 @@ def run_compare(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.compare import compare
-    from assist.classify.data import read_examples
-    from assist.classify.sources import read_sources
     from assist.embed import build_embedder
     from assist.errors import AssistError
+
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist.offline.classify.compare import compare
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.sources import read_sources
 
     s = settings(logs={"level": "WARNING"})
     with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
@@ -301,11 +302,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_classifier_eval(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.data import read_examples
-    from assist.classify.evaluate import eval_classifier
     from assist.classify.model import ClassifierModel
     from assist.embed import build_embedder
     from assist.embed.base import check_same
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.evaluate import eval_classifier
 
     s = settings()
     model = ClassifierModel.load(args.model, s3=_s3(s, args.model))
@@ -318,7 +319,7 @@ def run_classifier_eval(args: argparse.Namespace) -> int:
 
 def run_convert_clinc(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.data import convert_clinc
+    from assist.offline.classify.data import convert_clinc
 
     emit(convert_clinc(args.file, args.out))
     return 0
@@ -335,9 +336,9 @@ def _registry(s: Settings, root: str | None, *paths: str) -> Registry:
 def run_promote(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.classify.model import ClassifierModel
-    from assist.classify.promote import promote
-    from assist.classify.sources import read_sources
     from assist.embed import build_embedder
+    from assist.offline.classify.promote import promote
+    from assist.offline.classify.sources import read_sources
 
     s = settings()
     registry = _registry(s, args.registry, args.model, args.holdout)
@@ -365,8 +366,8 @@ def run_versions(args: argparse.Namespace) -> int:
 def run_eval_routing(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.classify.build import build_cascade
-    from assist.classify.data import read_examples
-    from assist.classify.evaluate import eval_routing
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.evaluate import eval_routing
 
     s = settings()
     path = s.classifier.model_path

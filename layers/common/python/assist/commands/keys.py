@@ -115,7 +115,7 @@ def _call(s: Settings, method: str, path: str, body: dict[str, Any] | None, loca
     """Through the engine at ASSIST_URL, or on this environment's store."""
     if not s.remote.url:
         # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.memory.backends import open_widget_store
+        from assist.widget.store.backends import open_widget_store
 
         return dict(local(open_widget_store(s)))
     # deferred, ADR 0071: httpx 0.11 s, only with ASSIST_URL

@@ -29,12 +29,12 @@ from assist.export.hash_key import hash_key
 from assist.export.redact import redact
 from assist.export.sink import open_sink
 from assist.logs import get_logger
-from assist.memory.backends import open_store
-from assist.memory.keys import EXPORT_KEY
+from assist.sessions.backends import open_store
+from assist.sessions.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
-    from assist.memory.store import ExportWatermark, SessionStore, Store
+    from assist.sessions.store import ExportWatermark, SessionStore, Store
     from assist.settings import Settings
 
 log = get_logger(__name__)

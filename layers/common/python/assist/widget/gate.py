@@ -25,8 +25,8 @@ from assist.errors import AssistError
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
-    from assist.memory.widget_store import SiteKey, Taken, WidgetStore
     from assist.settings import Settings
+    from assist.widget.store.store import SiteKey, Taken, WidgetStore
 
 log = get_logger(__name__)
 TOKEN_KEY_NAME = "visitor-token-key"  # noqa: S105 - the name of the row holding it

@@ -12,13 +12,13 @@ import msgspec
 
 from assist.contracts import InvalidRequest
 from assist.errors import AssistError
-from assist.memory.widget_store import Limits, SiteKey
 from assist.widget.gate import Effective
 from assist.widget.origins import normalize
+from assist.widget.store.store import Limits, SiteKey
 
 if TYPE_CHECKING:
-    from assist.memory.widget_store import WidgetStore
     from assist.settings import Settings
+    from assist.widget.store.store import WidgetStore
 
 MAX_ORIGINS = 20
 KEY_PATTERN = r"^pk_[A-Za-z0-9_-]{8,64}$"

@@ -1,4 +1,4 @@
-"""The DynamoDB backend of the widget's table (`WidgetStore`, memory/widget_store.py): the template's WidgetTable,
+"""The DynamoDB backend of the widget's table (`WidgetStore`, widget/store/store.py): the template's WidgetTable,
 keyed (pk, sk), items expiring by TTL on `expires_at` (ADR 0089).
 
 Each counter step is one or two conditional UpdateItems and never a read-then-write, so concurrent containers
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.memory.dynamodb import advice
-from assist.memory.store import guarded
-from assist.memory.widget_store import (
+from assist.sessions.dynamodb import advice
+from assist.sessions.store import guarded
+from assist.widget.store.store import (
     KEYS_PARTITION,
     SECRETS_PARTITION,
     SiteKey,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from assist.answer.llm import LLMUnavailable
 from assist.contracts import IntentEntry, QueryType
+from assist.llm.slots import LLMUnavailable
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
+    from assist.llm.slots import ModelSlots
 
 # Words that point back at something said before. They decide only whether the search query
 # needs context added — never the type of the message (that is the classifier's job).

@@ -1,4 +1,4 @@
-"""The embedded backend of the widget's table (`WidgetStore`, memory/widget_store.py): a table of the embedded
+"""The embedded backend of the widget's table (`WidgetStore`, widget/store/store.py): a table of the embedded
 store's file, beside the sessions (ADR 0089).
 
 Every counter step reads and writes its row inside one write transaction (BEGIN IMMEDIATE takes the file's
@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from assist.memory.sqlite import open_database, write_lock
-from assist.memory.store import guarded
-from assist.memory.widget_store import (
+from assist.sessions.sqlite import open_database, write_lock
+from assist.sessions.store import guarded
+from assist.widget.store.store import (
     KEYS_PARTITION,
     SECRETS_PARTITION,
     SiteKey,

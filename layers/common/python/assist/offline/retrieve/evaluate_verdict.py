@@ -14,7 +14,7 @@ A question in another language than the index is judged on its translation when 
 engine's translate stage would give it; otherwise untranslated, as the engine without a model.
 
 Every question is searched once; its signals are kept, and the verdict under any weights is arithmetic on
-them (`retrieve/verdict_fit.py` fits the weights). The report gives, per set and kind, the share flagged
+them (`offline/retrieve/verdict_fit.py` fits the weights). The report gives, per set and kind, the share flagged
 under the configured weights, under the weights fitted on every set (`fitted`) and under the weights
 fitted without the set (`held_out`, leave-one-corpus-out), beside the old signal (retrieval confidence
 `low`/`none`).
@@ -34,12 +34,12 @@ import msgspec
 from assist.contracts import Confidence
 from assist.index.calibration import Calibration
 from assist.language import foreign
-from assist.retrieve import beir
+from assist.offline.retrieve import beir
+from assist.offline.retrieve.evaluate import build_index
+from assist.offline.retrieve.verdict_fit import Evidence, Targets, fit, flagged
 from assist.retrieve.calibrate import calibrate
-from assist.retrieve.evaluate import build_index
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.retrieve.verdict import Weights, calibrated, judge
-from assist.retrieve.verdict_fit import Evidence, Targets, fit, flagged
 from assist.stats import percentile
 
 if TYPE_CHECKING:

@@ -36,10 +36,7 @@ from assist.classify.artifact import (
     Training,
 )
 from assist.classify.artifact import Embedder as ArtifactEmbedder
-from assist.classify.data import Example, examples_digest
 from assist.classify.features import Block, terms
-from assist.classify.gate import Rows, Targets, choose_held
-from assist.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
 from assist.classify.model import (
     CONVERSATIONAL,
     ClassifierModel,
@@ -50,6 +47,9 @@ from assist.classify.model import (
     softmax,
 )
 from assist.logs import get_logger
+from assist.offline.classify.data import Example, examples_digest
+from assist.offline.classify.gate import Rows, Targets, choose_held
+from assist.offline.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder

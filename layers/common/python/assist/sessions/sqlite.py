@@ -1,4 +1,4 @@
-"""The embedded backend of the session store (`Store`, memory/store.py): one SQLite file (ADR 0044).
+"""The embedded backend of the session store (`Store`, sessions/store.py): one SQLite file (ADR 0044).
 
 `assist ask` from a checkout needs no cloud and no running stack: with no AWS configured,
 SESSION_STORE=auto keeps sessions here (SESSION_STORE_FILE, default .assist/sessions.sqlite3).
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from assist.logs import get_logger
-from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.memory.store import (
+from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
+from assist.sessions.store import (
     BUSY,
     ExportBusy,
     Page,

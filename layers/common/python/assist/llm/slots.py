@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.answer.budget import Window
 from assist.contracts import Degraded
 from assist.deadline import model_budget
+from assist.llm.window import Window
 from assist.logs import get_logger
 from assist.ollama_client import ModelFacts, build_client, call_errors, model_facts
 from assist.thinking import ThinkFilter, strip_thinking

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from assist.language import NAMES
-from assist.memory.rewrite import query_line
+from assist.query.rewrite import query_line
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
+    from assist.llm.slots import ModelSlots
 
 TRANSLATE_PROMPT = """Translate the user's search query into {language} for a documentation search.
 Keep code identifiers, product names, numbers and quoted text exactly as written.

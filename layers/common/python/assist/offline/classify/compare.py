@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from assist.classify.build import build_cascade
 
 if TYPE_CHECKING:
-    from assist.classify.data import Example
     from assist.embed.base import Embedder
+    from assist.offline.classify.data import Example
     from assist.settings import Settings
 
 #: (section, figure): what must not drop from before to after
@@ -35,8 +35,8 @@ def side(
     seed: list[Example], model_path: str, holdout: list[Example], settings: Settings, embedder: Embedder, rows: int
 ) -> dict[str, Any]:
     # deferred, ADR 0071: numpy 0.13 s
-    from assist.classify.evaluate import eval_routing
-    from assist.classify.train import cross_validate
+    from assist.offline.classify.evaluate import eval_routing
+    from assist.offline.classify.train import cross_validate
 
     s = settings.with_(classifier={"model_path": model_path}, ollama={"host_explicit": False})  # no LLM layer
     routed = eval_routing(build_cascade(s, embedder=lambda: embedder), holdout)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.index.store import FTS_COLUMN, connect, open_table, sync
 from assist.logs import get_logger
-from assist.retrieve import beir
+from assist.offline.retrieve import beir
 from assist.retrieve.analysis import words
 from assist.retrieve.manifest import Manifest, load
 from assist.retrieve.search import Retriever, SearchOptions

@@ -7,17 +7,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from assist.classify.data import examples_digest
 from assist.classify.embedding import EmbeddingLayer
 from assist.classify.registry import RegistryError
-from assist.classify.train import evaluate
 from assist.logs import get_logger
+from assist.offline.classify.data import examples_digest
+from assist.offline.classify.train import evaluate
 
 if TYPE_CHECKING:
-    from assist.classify.data import Example
     from assist.classify.model import ClassifierModel
     from assist.classify.registry import Registry
     from assist.embed.base import Embedder
+    from assist.offline.classify.data import Example
 
 log = get_logger(__name__)
 #: the most accuracy one type may lose against the current model (2 points)

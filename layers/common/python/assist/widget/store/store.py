@@ -1,8 +1,8 @@
 """The widget's table: site keys and the abuse counters, in the store the deployment has (ADR 0089).
 
-One interface, two backends, as for sessions (ADR 0061): `DynamoDBWidgetStore` (memory/widget_dynamodb.py, the
+One interface, two backends, as for sessions (ADR 0061): `DynamoDBWidgetStore` (widget/store/dynamodb.py, the
 template's WidgetTable: conditional updates, items expiring by TTL) and `SQLiteWidgetStore`
-(memory/widget_sqlite.py, a table of the embedded store's file: one write transaction per step). Every process
+(widget/store/sqlite.py, a table of the embedded store's file: one write transaction per step). Every process
 that shares the table shares the counters, so four containers hold one limit.
 
 Three kinds of counter, each one atomic step (no read-then-write a second writer could interleave):
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from assist.memory.store import Backend
+from assist.sessions.store import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
 KEYS_PARTITION = "site-keys"

@@ -1,8 +1,8 @@
 """Sessions and intent history: the one store interface both backends implement (ADR 0044, ADR 0061).
 
-Two backends keep the same data with the same guarantees: `DynamoDBStore` (memory/dynamodb.py, what
-deployments and the local stack use) and `SQLiteStore` (memory/sqlite.py, one SQLite file under
-.assist/, the default when no AWS is configured); `memory/backends.open_store` picks one from the
+Two backends keep the same data with the same guarantees: `DynamoDBStore` (sessions/dynamodb.py, what
+deployments and the local stack use) and `SQLiteStore` (sessions/sqlite.py, one SQLite file under
+.assist/, the default when no AWS is configured); `sessions/backends.open_store` picks one from the
 settings. Everything the engine, the API, the label export and the insights page read or write goes
 through `Store`, so each works on both backends.
 
@@ -27,7 +27,7 @@ import msgspec
 from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError, Unavailable
 from assist.logs import get_logger
-from assist.memory.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
+from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
 
 log = get_logger(__name__)
 P = ParamSpec("P")

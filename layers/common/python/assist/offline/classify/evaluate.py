@@ -6,15 +6,15 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from assist.classify.metrics import confusion, grouped_accuracy, reliability, selective
 from assist.contracts import IntentEntry, QueryType
+from assist.offline.classify.metrics import confusion, grouped_accuracy, reliability, selective
 from assist.stats import percentile
 
 if TYPE_CHECKING:
     from assist.classify.cascade import Cascade
-    from assist.classify.data import Example
     from assist.classify.model import ClassifierModel
     from assist.embed.base import Embedder
+    from assist.offline.classify.data import Example
 
 WORST = 20
 

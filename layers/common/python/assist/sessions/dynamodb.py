@@ -1,4 +1,4 @@
-"""The DynamoDB backend of the session store (`Store`, memory/store.py): what deployments and the local
+"""The DynamoDB backend of the session store (`Store`, sessions/store.py): what deployments and the local
 stack use.
 
 A turn reads the session once (`recent`: the last turns of the sessions table, which also carry
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from assist.aws.capacity import batch_get_units, query_units
 from assist.logs import get_logger
-from assist.memory.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
-from assist.memory.store import (
+from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK, export_key
+from assist.sessions.store import (
     BUSY,
     ExportBusy,
     Page,

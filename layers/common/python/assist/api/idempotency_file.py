@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
-from assist.memory.sqlite import open_database, write_lock
+from assist.sessions.sqlite import open_database, write_lock
 
 if TYPE_CHECKING:
     import sqlite3

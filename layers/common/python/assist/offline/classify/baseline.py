@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assist.classify.gate import Rows, Targets, choose_held
+from assist.offline.classify.gate import Rows, Targets, choose_held
 
 if TYPE_CHECKING:
-    from assist.classify.data import Example
     from assist.embed.base import Embedder
+    from assist.offline.classify.data import Example
 
 FOLDS = 5
 

@@ -1,6 +1,6 @@
 """Which session store a process uses: the one SESSION_STORE names (ADR 0044, ADR 0061).
 
-Apart from memory/store.py so that neither backend module imports the other, nor the interface
+Apart from sessions/store.py so that neither backend module imports the other, nor the interface
 its implementations: no package or module imports another that imports it (ADR 0071).
 """
 
@@ -10,14 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from assist.aws.clients import client
 from assist.logs import get_logger
-from assist.memory.dynamodb import DynamoDBStore
-from assist.memory.sqlite import SQLiteStore
-from assist.memory.widget_dynamodb import DynamoDBWidgetStore
-from assist.memory.widget_sqlite import SQLiteWidgetStore
+from assist.sessions.dynamodb import DynamoDBStore
+from assist.sessions.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
-    from assist.memory.store import SessionStore
-    from assist.memory.widget_store import WidgetStore
+    from assist.sessions.store import SessionStore
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -35,11 +32,3 @@ def open_store(settings: Settings, dynamodb: Any = None) -> SessionStore:
     return DynamoDBStore(
         dynamodb, settings.sessions.table, settings.sessions.intent_history_table, settings.sessions.ttl_days
     )
-
-
-def open_widget_store(settings: Settings, dynamodb: Any = None) -> WidgetStore:
-    """The widget's table (site keys, counters) in the same backend as the sessions: WIDGET_TABLE on DynamoDB,
-    or a table of the embedded store's file."""
-    if settings.session_backend == "file":
-        return SQLiteWidgetStore(settings.sessions.store_file)
-    return DynamoDBWidgetStore(dynamodb or client("dynamodb", settings), settings.widget.table)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[5]  # the repository (the local stack and the tools run from a checkout)
+ROOT = Path(__file__).resolve().parents[3]  # the repository (the local stack and the tools run from a checkout)
 ASL = ROOT / "infra" / "statemachine" / "ask.asl.json"
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9]+)\}")
 # placeholder → the function whose ARN fills it

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
-TEMPLATE = Path(__file__).resolve().parents[5] / "template.yaml"  # repo root
+TEMPLATE = Path(__file__).resolve().parents[3] / "template.yaml"  # repo root
 #: each table's logical id in template.yaml, and where its name is in `Settings`
 TABLES: dict[str, Callable[[Settings], str]] = {
     "SessionsTable": lambda s: s.sessions.table,

@@ -7,9 +7,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from assist.classify.data import DataError, Example, Rows, latest_revisions, parse_rows
 from assist.export.sink import open_sink
 from assist.logs import get_logger
+from assist.offline.classify.data import DataError, Example, Rows, latest_revisions, parse_rows
 
 log = get_logger(__name__)
 
