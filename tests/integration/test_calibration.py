@@ -20,7 +20,7 @@ from assist.ask.build import build_engine
 from assist.contracts import AskRequest
 from assist.index import calibration, pointer
 from assist.index.store import connect
-from assist.serverless.definition import ROOT
+from assist_dev.local.definition import ROOT
 
 pytestmark = pytest.mark.integration
 THINGS = ["lantern", "harbour", "ledger", "orchard", "beacon", "quarry", "compass", "glacier", "meadow", "foundry"]
