@@ -118,8 +118,9 @@ def _calibration(c: dict[str, Any] | None) -> str:
     """The verdict's calibration for the live index version (ADR 0096): what it flags and how far to trust it."""
     if c is None:
         return (
-            "<p>This index has no calibration (built before it existed, or with UNCERTAIN_CALIBRATE off): "
-            "the configured threshold is used. <code>assist index</code> calibrates it.</p>"
+            "<p>No calibration to show: the index has none (built before it existed, or with UNCERTAIN_CALIBRATE "
+            "off: the configured threshold is used, and <code>assist index</code> calibrates it), or this function "
+            "does not read the index (<code>assist doctor</code> shows it).</p>"
         )
     how = (
         f"computed from {c['probes']} answerable probes made from {c['sections']} of its sections: at most "
