@@ -5,12 +5,11 @@ other places on the score's scale (ADR 0082). At index time the corpus itself is
 
 - **answerable probes**, made without a model from a seeded sample of the sections: a title or heading turned
   into a question, a sentence's subject asked about, an identifier asked for, a name typed alone as into a
-  search box (at most `MAX_PROBES`). Each is
-  searched with its own section hidden (`Retriever.search(hide=…)`): a probe copies its section's words, which
-  no user does, so scored with it the probes would sit above real questions and set the cut too high. Hidden,
-  a probe is answered by the rest of the corpus only — a harder question than a real one, so the answerable
-  false-flag rate errs low. The vocabulary (ADR 0082's absent terms) is the whole corpus's: a real question's
-  words are in its answer's section.
+  search box (at most `MAX_PROBES`). Each is searched with its own section hidden (`Retriever.search(hide=…)`):
+  a probe copies its section's words, which no user does, so scored with it the probes would sit above real
+  questions and set the cut too high. Hidden, a probe is answered by the rest of the corpus only — a harder
+  question than a real one, so the answerable false-flag rate errs low. The vocabulary (ADR 0082's absent
+  terms) is the whole corpus's: a real question's words are in its answer's section.
 - **the threshold** is a conformal quantile of the probes' scores (the verdict's score under the configured
   weights): the j-th lowest, j the largest rank such that, over the draw of n exchangeable probes, the share of
   such questions flagged exceeds the target (0.05) with probability at most 1 − confidence (0.9):
@@ -71,8 +70,8 @@ _IDENT = re.compile(
 #: by punctuation, a flag, or a capital after the first letter
 _SYMBOL = re.compile(r"(?:--)?[A-Za-z]\w+(?:[-_.:/(]+\w{2,}\)?)+|[a-z]+[A-Z]\w*")
 _SITE = re.compile(r"\.(?:com|org|net|io|dev|rs|app)\b|https?:|www\.")  # a web address: no one asks what it does
-#: a sentence opening with these has no subject up front
 _NAME = re.compile(r"\b[^\W\d_][\w.-]*\w")
+#: a sentence opening with these has no subject up front
 _LEADS = {"if", "on", "for", "when", "however", "but", "and", "or", "so", "in", "at", "by", "with", "as", "also"}
 _VERBS = {
     "is": "is",
@@ -109,14 +108,14 @@ class Section:
 class Probe:
     text: str
     section: str  # the section it was made from: hidden when it is scored
-    kind: str  # title, sentence, identifier
+    kind: str  # title, sentence, identifier, keyword
 
 
 def sections(table: Any) -> list[Section]:
     """The index's sections (a long section's windows joined), in id order."""
-    rows = table.search().select(["id", "title", "heading", "text"]).limit(None).to_arrow().to_pylist()
+    rows = table.search().select(["id", "title", "heading", "text", "ordinal"]).limit(None).to_arrow().to_pylist()
     out: dict[str, Section] = {}
-    for r in sorted(rows, key=lambda r: r["id"]):
+    for r in sorted(rows, key=lambda r: (section_of(r["id"]), r["ordinal"])):
         key = section_of(r["id"])
         if key in out:
             s = out[key]
