@@ -100,6 +100,7 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
     assert route["uncertain_reason"] == "out_of_scope"
     assert route["sources"] == []
     assert token["text"].startswith("The documentation does not cover this question")
+    assert "](file://" in token["text"]  # the near misses, each a link to its page (ADR 0084): the passages kept
     assert done["uncertain"] is True
     assert done["answer"] == token["text"]
 
@@ -112,6 +113,7 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
         extra_body={"query_type": "RETRIEVAL"},
     )
     assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
+    assert "](file://" in resp.choices[0].message.content  # near misses as Markdown links, as OpenAI clients render
     extra = resp.model_extra["assist"]
     assert extra["uncertain"] is True
     assert extra["uncertain_reason"] == "out_of_scope"

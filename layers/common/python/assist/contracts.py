@@ -304,6 +304,8 @@ class VerdictSignals(msgspec.Struct):
     absent: float | UnsetType = UNSET
     named: float | UnsetType = UNSET
     score: float | UnsetType = UNSET
+    #: the threshold the score was held to: the index's calibrated one (ADR 0096) or the configured one
+    threshold: float | UnsetType = UNSET
     forced: bool | UnsetType = UNSET  # uncertain, and answered anyway (`force_answer`)
 
 

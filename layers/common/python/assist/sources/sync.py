@@ -109,9 +109,14 @@ def sync_sources(
             raise SourceError("the sources hold no documents to index")
         stats = write(db, docs, settings, embedder, progress, entries)
         validators.write(db, settings.index.table, seen_validators, previous)
+        # deferred, ADR 0071: the search stack (numpy, the retriever) only once the chunks are written
+        from assist.retrieve.calibrate import calibrate_index
+
+        calibration = calibrate_index(db, settings, embedder, stats.changed)
     out = {
         "index": settings.index.uri,
         **vars(stats),
+        "calibration": calibration.summary() if calibration else None,
         "seconds": round(time.perf_counter() - t0, 3),
         "sources": per_source,
     }
