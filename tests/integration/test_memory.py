@@ -34,6 +34,9 @@ class Counting:
     def unknown(self, terms, typos=0):  # the verdict's vocabulary look-ups are not searches either
         return self._get().unknown(terms, typos)
 
+    def calibration(self):  # nor is reading the searched version's calibration (ADR 0096)
+        return self._get().calibration()
+
 
 @pytest.fixture
 def engine_and_counter(docs_index: Settings, ollama):
