@@ -456,7 +456,16 @@ def cold_start_table(result: dict[str, Any]) -> Table:
         for name, r in result.items()
         if isinstance(r, dict)
     ]
-    notes = [f"(interpreter start-up, not counted: {result['interpreter_s']} s; MB = packages of the extra + model)"]
+    notes = [
+        f"(interpreter start-up, not counted: {result['interpreter_s']} s; MB = packages of the extra + model)",
+        f"answer / classify: ×{result['answer_to_classify']} (at most ×0.7)",
+        "imports by top-level package, one run under -X importtime (s, self times, first call included):",
+        *(
+            f"  {name}: " + ", ".join(f"{pkg} {s}" for pkg, s in r["imports_s"].items())
+            for name, r in result.items()
+            if isinstance(r, dict)
+        ),
+    ]
     columns = ("function", "import s", "first call s", "total s", "budget s", "× budget", "MB", "")
     return Table(columns, rows, notes)
 
