@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import MODEL_DIR
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 ASSIST = Path(sys.executable).with_name("assist")
 CLOUD = ("AWS_", "INDEX_", "SESSIONS_", "INTENT_", "OLLAMA_", "BUCKET", "SESSION_STORE")
 

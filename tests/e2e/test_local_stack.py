@@ -16,7 +16,7 @@ import pytest
 from assist_dev.local.stack import free_port
 from tests.conftest import DOCS, MODEL_DIR
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 ASSIST = Path(sys.executable).with_name("assist")
 #: the pages these questions are answered from: the stack indexes what `--docs` names, the same way for five pages
 #: as for all of docs/ (whose 550 chunks took 2 of the suite's 12 minutes to embed, twice)

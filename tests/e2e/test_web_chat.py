@@ -30,7 +30,7 @@ from tests.conftest import DOCS, ROOT
 from tests.e2e.test_local_stack import ASSIST, stop
 from tests.e2e.test_local_stack import start as start_stack
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -7,7 +7,7 @@ import pytest
 
 from tests.e2e.test_web_chat import ANSWER, QUESTION, ask_in, browser, stack, sync_api  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 
 def test_every_source_links_to_its_page(sync_api, stack, browser, ollama, session_id):  # noqa: F811

@@ -12,7 +12,7 @@ import pytest
 from assist.answer.marker import MARKER
 from tests.e2e.test_web_chat import browser, stack, sync_api  # noqa: F401 - the fixtures, shared
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 OFF_TOPIC = "How do I bake sourdough bread?"  # the embedding layer routes it RETRIEVAL on its own: no LLM call
 
 

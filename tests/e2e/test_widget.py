@@ -19,7 +19,7 @@ from tests.e2e.test_local_stack import ASSIST
 from tests.e2e.test_web_chat import CHROMIUM, CHROMIUM_ARGS, NARROW, WIDE, cached_stack, refresh_docs_images
 from tests.support.docs_site import DocsSite
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.e2e
 
 QUESTION = "How does the engine decide that a message is about billing?"
 OFF_TOPIC = "How do I bake sourdough bread?"  # not in the docs, said without a model (tests/e2e/test_web_uncertain.py)

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from assist.serverless.definition import ROOT
-from assist.serverless.lambda_entry import LambdaFunction
+from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
 from assist_dev.local.stack import free_port
 from assist_dev.rehearsal.runtime import LambdaRuntimeAPI
 
@@ -74,9 +74,9 @@ def http_event(method: str, path: str, body: dict | None = None) -> dict:
 
 @pytest.fixture(scope="module")
 def containers(docs_index):
-    """The four functions in HTTP mode, started together (each is a fresh uvicorn process)."""
+    """Every function image in HTTP mode, started together (each is a fresh uvicorn process)."""
     procs, bases = {}, {}
-    for name in ("classify", "retrieve", "answer", "export"):
+    for name in FUNCTIONS:
         port = free_port()
         env = function_env(docs_index, name, PORT=str(port))
         procs[name] = subprocess.Popen(
@@ -100,6 +100,19 @@ def containers(docs_index):
         p.wait(timeout=20)
 
 
+def test_every_function_image_serves_its_app_over_http(containers):
+    assert set(containers) == {"classify", "retrieve", "answer", "export", "sync"}
+    for name, base in containers.items():
+        health = httpx.get(base + "/healthz", timeout=30)
+        assert health.status_code == 200, (name, health.text)
+        assert health.json() == {"status": "ok"}
+    # the sync image's own route: with no sources file configured it says which setting is missing
+    unset = httpx.post(containers["sync"] + "/v1/sync", json={}, timeout=30)
+    assert unset.status_code == 422, unset.text
+    assert "SOURCES_FILE" in unset.text
+    assert httpx.post(containers["sync"] + "/v1/sync", json={"sources": 1}, timeout=30).status_code == 400
+
+
 def test_a_turn_through_the_three_containers_over_http(containers, session_id):
     turn = httpx.post(
         containers["classify"] + "/v1/classify", json={"session_id": session_id, "message": QUESTION}, timeout=60
@@ -111,7 +124,7 @@ def test_a_turn_through_the_three_containers_over_http(containers, session_id):
     searched = httpx.post(containers["retrieve"] + "/v1/retrieve", json=state, timeout=60)
     assert searched.status_code == 200, searched.text
     chunks = searched.json()["retrieval"]["chunks"]
-    assert chunks
+    assert chunks, searched.text
     assert {c["doc_id"] for c in chunks} & {"routing", "faq", "index", "architecture"}
     asked = httpx.post(
         containers["answer"] + "/v1/ask", json={"session_id": session_id, "message": QUESTION}, timeout=60

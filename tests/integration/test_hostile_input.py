@@ -25,7 +25,7 @@ from litestar.routes import ASGIRoute, HTTPRoute
 
 from assist.api.app import create_app
 from assist.api.body_limits import MAX_JSON_DEPTH
-from assist.serverless.routes import classify_app, export_app, retrieve_app
+from assist.serverless.routes import classify_app, export_app, retrieve_app, sync_app
 from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
 
@@ -160,7 +160,7 @@ def check(r: httpx.Response, what: str) -> None:
 
 @pytest.fixture(scope="module")
 def served(docs_index, tmp_path_factory):
-    """The four functions' apps, the API app as `assist local up` builds it, each on its own port."""
+    """The five functions' apps, the API app as `assist local up` builds it, each on its own port."""
     settings = docs_index.with_(export={"dir": str(tmp_path_factory.mktemp("labels"))})
     stack = ServerlessStack(settings, settings.aws.endpoint_url, name=f"assist-ask-hostile-{next(_names)}").start()
     stack.warm()
@@ -170,6 +170,7 @@ def served(docs_index, tmp_path_factory):
         "classify": classify_app(stack.functions["classify"].engine.get()),
         "retrieve": retrieve_app(stack.functions["retrieve"].engine.get()),
         "export": export_app(settings),
+        "sync": sync_app(settings),
     }
     with contextlib.ExitStack() as running:
         bases = {name: running.enter_context(serve(app)) for name, app in apps.items()}

@@ -1,7 +1,7 @@
 """The ask state machine, run locally from the very file template.yaml deploys, as named scenarios.
 
 moto's ASL interpreter executes infra/statemachine/ask.asl.json; its Lambda tasks reach our
-four functions through the local Lambda endpoint. The scenarios assert on the execution
+functions through the local Lambda endpoint. The scenarios assert on the execution
 history's events (as aws-samples' serverless-test-samples do), on the answer the client
 gets, and on the log events our handlers wrote. Faults are injected at the Lambda invoke
 boundary. Retry intervals are real sleeps (1 s; one retry per task, which the 28 s budget has room for).

@@ -1,5 +1,5 @@
-"""`assist bench …`: every benchmark, measured by its module in assist/bench/ and printed the one
-way (assist/bench/figures.py): `--json` gives the module's JSON object; without it, a table of
+"""`assist bench …`: every benchmark, measured by its module in assist_dev/bench/ and printed the one
+way (assist_dev/bench/figures.py): `--json` gives the module's JSON object; without it, a table of
 the same figures beside their baseline or budget. The layouts live here with the commands."""
 
 from __future__ import annotations

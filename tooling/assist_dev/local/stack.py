@@ -2,7 +2,7 @@
 
 moto's server over HTTP stands in for S3, DynamoDB and Step Functions; tables and bucket
 come from template.yaml; the docs are indexed into LanceDB; the ask state machine is the
-deployed ASL file run by moto's interpreter, whose Lambda tasks reach our four functions
+deployed ASL file run by moto's interpreter, whose Lambda tasks reach our functions
 through a local Lambda endpoint; the API is served by uvicorn and answers /v1/ask through
 the state machine.
 """

@@ -1,6 +1,6 @@
 """The ask state machine in the local stack: the file template.yaml deploys, run by moto's ASL interpreter.
 
-`ServerlessStack` builds the four functions, serves them on the local Lambda endpoint the
+`ServerlessStack` builds the five functions, serves them on the local Lambda endpoint the
 interpreter calls, and creates the state machine in the moto server. moto lacks
 StartSyncExecution, so an ask starts an execution (with a unique name: unnamed executions
 collide in moto) and polls DescribeExecution until it ends; the states it visited come from
@@ -96,7 +96,7 @@ class AskStateMachine:
 
 
 class ServerlessStack:
-    """The four functions behind the local Lambda endpoint, and the ask state machine in the moto server."""
+    """The five functions behind the local Lambda endpoint, and the ask state machine in the moto server."""
 
     def __init__(self, settings: Settings, moto_url: str, name: str = "assist-ask") -> None:
         self.settings = settings

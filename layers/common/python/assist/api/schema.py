@@ -2,8 +2,8 @@
 
 `Stage`, `Trace`, `RetrievalInfo` and the value sets (`Layer`, `Confidence`, `QueryKind`, `Degraded`,
 `UncertainReason`) are structs and enums in the code, and their JSON is what it always was: objects and
-plain strings. The schema keeps saying exactly that, byte for byte (tests/integration/test_openapi_schema.py),
-so a client generated from it sees no change."""
+plain strings. The schema keeps saying exactly that: tests/unit/test_openapi_schema.py holds it to the one
+recorded in tests/snapshots/openapi.json, which it may only add to, so a client generated from it keeps working."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The HTTP routes of the classify, retrieve and export functions (the answer function serves `api/app.py`'s
+"""The HTTP routes of the classify, retrieve, export and sync functions (the answer function serves `api/app.py`'s
 `create_app`): the serverless layer's, since each route is its function's task (`tasks.py`) over HTTP.
 
 A function's route is its state machine task over HTTP: /v1/classify takes an ask request
@@ -50,3 +50,15 @@ def export_app(settings: Settings) -> Litestar:
         return tasks.export(settings, {"force": data.force, "source": "http"})
 
     return service([export], settings, title="Assistance engine: export")
+
+
+class SyncRequest(msgspec.Struct, forbid_unknown_fields=True):
+    sources_file: str = ""  # overrides SOURCES_FILE (a path, or s3://bucket/key)
+
+
+def sync_app(settings: Settings) -> Litestar:
+    @post("/v1/sync", sync_to_thread=True, status_code=200, summary="Bring the index in line with the sources file")
+    def sync(data: SyncRequest) -> dict[str, Any]:
+        return tasks.sync(settings, {"sources_file": data.sources_file, "source": "http"})
+
+    return service([sync], settings, title="Assistance engine: sync")

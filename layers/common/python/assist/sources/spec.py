@@ -19,7 +19,11 @@ KINDS = ("folder", "repo", "site", "openapi", "pdf")
 
 class SourceError(AssistError, ValueError):
     """A source cannot be read as asked (unreachable, not found, malformed, binary, too large, off the
-    host); the message names the source and what is wrong. Nothing is written to the index."""
+    host); the message names the source and what is wrong. Nothing is written to the index. Over HTTP (the
+    sync image's /v1/sync) a 422: the request was understood, the sources it names cannot be read."""
+
+    status = 422
+    code = "source_unreadable"
 
 
 class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
