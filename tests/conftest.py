@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.logs import configure
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
 from tests.support.attacks import ROWS, table
 

@@ -200,7 +200,7 @@ def test_warm_up_loads_each_distinct_slot_model_once(llm_settings, ollama):
 
 def test_another_owners_session_is_not_found(llm_settings, session_id):
     from assist.contracts import AskRequest
-    from assist.memory.store import SessionNotFound
+    from assist.sessions.store import SessionNotFound
 
     engine = build_engine(llm_settings, client("dynamodb", llm_settings))
     engine.ask(AskRequest(session_id=session_id, message="my question"), owner="alice")

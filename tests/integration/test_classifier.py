@@ -15,12 +15,12 @@ from structlog.testing import capture_logs
 
 from assist.aws.clients import client
 from assist.classify.build import build_cascade
-from assist.classify.data import examples_digest, read_examples
-from assist.classify.evaluate import eval_routing
 from assist.classify.llm import RETRY
 from assist.classify.model import ClassifierModel
 from assist.contracts import IntentEntry, QueryType
 from assist.embed.base import EmbedderMismatch
+from assist.offline.classify.data import examples_digest, read_examples
+from assist.offline.classify.evaluate import eval_routing
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, SHIPPED_CLASSIFIER_MODEL, Settings
 
 pytestmark = pytest.mark.integration
@@ -72,7 +72,7 @@ def test_the_shipped_model_on_the_holdout_keeps_its_recorded_figures(settings: S
 
 
 def test_retraining_from_the_seed_reproduces_the_shipped_model(embedder, tmp_path):
-    from assist.classify.train import train
+    from assist.offline.classify.train import train
 
     model, metrics = train(read_examples(SEED), embedder, holdout=read_examples(HOLDOUT))
     shipped = json.loads(MODEL.read_text())

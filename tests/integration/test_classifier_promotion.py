@@ -21,22 +21,22 @@ from structlog.testing import capture_logs
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.classify.artifact import Artifact
 from assist.classify.build import build_cascade
-from assist.classify.data import Example, read_examples
 from assist.classify.model import ClassifierModel
-from assist.classify.promote import promote
 from assist.classify.registry import Registry
-from assist.classify.sources import read_sources
-from assist.classify.train import train
 from assist.cli import main
 from assist.contracts import AskRequest, QueryType
 from assist.export.labels import LabelExporter
 from assist.export.sink import S3Sink
-from assist.memory.backends import open_store
+from assist.offline.classify.data import Example, read_examples
+from assist.offline.classify.promote import promote
+from assist.offline.classify.sources import read_sources
+from assist.offline.classify.train import train
 from assist.serverless.lambda_entry import LambdaFunction
+from assist.sessions.backends import open_store
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.contracts import AskRequest, QueryType
-from assist.memory.translate import TRANSLATE_PROMPT
+from assist.query.translate import TRANSLATE_PROMPT
 
 pytestmark = pytest.mark.integration
 QUESTION = "¿Qué variable define el modelo de la ranura ligera?"

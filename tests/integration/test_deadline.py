@@ -13,8 +13,8 @@ import pytest
 
 from assist.api.app import create_app
 from assist.aws.clients import client
-from assist.serverless.definition import ASL
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.definition import ASL
 from assist_dev.local.statemachine import ServerlessStack
 from assist_dev.rehearsal.template import Stack, expand
 from tests.support.http import serve

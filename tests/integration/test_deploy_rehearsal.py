@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assist.serverless.definition import ROOT
+from assist_dev.local.definition import ROOT
 from assist_dev.rehearsal.iam import allowed
 from assist_dev.rehearsal.rehearse import FLOWS, drop_actions
 

@@ -10,12 +10,12 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.contracts import AskRequest, QueryType
 from assist.export.labels import LabelExporter
 from assist.export.sink import LocalSink, S3Sink
-from assist.memory.backends import open_store
+from assist.sessions.backends import open_store
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 
 pytestmark = pytest.mark.integration
 SECRET = "ACCT-SECRET-7731"

@@ -9,7 +9,7 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
 from tests.integration.conftest import answered
 
@@ -127,12 +127,12 @@ def test_the_store_refuses_feedback_on_the_header_turn(docs_index, session_id, a
 def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_change(docs_index, tmp_path):
     import json
 
-    from assist.aws.resources import ensure_resources
-    from assist.classify.sources import read_sources
     from assist.contracts import AskRequest, FeedbackRequest, QueryType
     from assist.export.labels import LabelExporter
     from assist.export.sink import LocalSink
-    from assist.memory.backends import open_store
+    from assist.offline.classify.sources import read_sources
+    from assist.sessions.backends import open_store
+    from assist_dev.local.resources import ensure_resources
 
     s = docs_index.with_(
         sessions={"table": "s-fb-export", "intent_history_table": "h-fb-export"}, export={"settle_s": 0.0}

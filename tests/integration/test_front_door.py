@@ -33,7 +33,7 @@ def base(docs_index: Settings, idp: IdentityProvider):
         insights={"scope": "support/admin"},
         sessions={"table": "s-front-door", "intent_history_table": "h-front-door"},
     )
-    from assist.aws.resources import ensure_resources
+    from assist_dev.local.resources import ensure_resources
 
     ensure_resources(s, client("dynamodb", s), client("s3", s))
     with serve(create_app(build_engine(s, client("dynamodb", s)))) as url:

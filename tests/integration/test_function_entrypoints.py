@@ -20,8 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assist.serverless.definition import ROOT
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
+from assist_dev.local.definition import ROOT
 from assist_dev.local.stack import free_port
 from assist_dev.rehearsal.runtime import LambdaRuntimeAPI
 

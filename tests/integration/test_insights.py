@@ -12,12 +12,12 @@ import pytest
 from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.commands.insights import review
 from assist.contracts import AskRequest, FeedbackRequest, QueryType
 from assist.insights.gather import gather
-from assist.memory.backends import open_store
+from assist.sessions.backends import open_store
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.seed import populate
 from tests.support.http import serve
 

@@ -14,7 +14,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from assist.api.app import create_app
-from assist.serverless.definition import ROOT
+from assist_dev.local.definition import ROOT
 from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from assist.answer.llm import ModelSlots
 from assist.answer.phrases import phrase
 from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.contracts import AskRequest, Layer, QueryType
+from assist.llm.slots import ModelSlots
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import ModelSpec, OllamaTestServer
 from tests.integration.conftest import answered, served

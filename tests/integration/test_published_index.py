@@ -17,7 +17,7 @@ import pytest
 from assist.ask.build import build_engine
 from assist.contracts import AskRequest
 from assist.index import pointer
-from assist.serverless.definition import ROOT
+from assist_dev.local.definition import ROOT
 
 pytestmark = pytest.mark.integration
 REFRESH_S = 1.0

@@ -3,7 +3,7 @@
 import pytest
 
 from assist.aws.clients import client
-from assist.aws.resources import TABLES, load_template
+from assist_dev.local.resources import TABLES, load_template
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +27,7 @@ def test_bucket_exists_with_versioning(base_settings):
 
 def test_every_table_and_bucket_the_template_declares_exists_locally(base_settings):
     """A table or bucket added to template.yaml without a local counterpart fails here."""
-    from assist.aws.resources import BUCKET
+    from assist_dev.local.resources import BUCKET
 
     resources = load_template()["Resources"]
     declared_tables = {k for k, v in resources.items() if v["Type"] == "AWS::DynamoDB::Table"}

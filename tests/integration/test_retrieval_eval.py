@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from assist.retrieve.evaluate import STRATEGIES, evaluate
+from assist.offline.retrieve.evaluate import STRATEGIES, evaluate
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.integration

@@ -13,10 +13,10 @@ import pytest
 
 from assist.aws.clients import client
 from assist.contracts import Feedback, IntentEntry, QueryType
-from assist.memory.backends import open_store
-from assist.memory.dynamodb import DynamoDBStore
-from assist.memory.sqlite import SQLiteStore
-from assist.memory.store import (
+from assist.sessions.backends import open_store
+from assist.sessions.dynamodb import DynamoDBStore
+from assist.sessions.sqlite import SQLiteStore
+from assist.sessions.store import (
     SessionNotFound,
     StoreUnavailable,
     Turn,
@@ -141,8 +141,8 @@ def test_a_session_file_that_cannot_be_opened_says_which_and_what_to_do(tmp_path
 WRITER = """
 import sys
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.sqlite import SQLiteStore
-from assist.memory.store import Turn
+from assist.sessions.sqlite import SQLiteStore
+from assist.sessions.store import Turn
 store = SQLiteStore(sys.argv[1])
 for i in range(int(sys.argv[3])):
     n = store.begin_turn("shared", "me")

@@ -20,9 +20,9 @@ from structlog.testing import capture_logs
 from assist.api.app import create_app
 from assist.aws.clients import client
 from assist.contracts import AskRequest
-from assist.serverless.definition import local_definition
 from assist.serverless.execution import error_message
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
+from assist_dev.local.definition import local_definition
 from assist_dev.local.statemachine import ServerlessStack
 from tests.support.http import serve
 

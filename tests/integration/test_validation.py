@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assist.serverless.definition import ASL, FUNCTION_ARNS, ROOT, local_definition, placeholders
+from assist_dev.local.definition import ASL, FUNCTION_ARNS, ROOT, local_definition, placeholders
 
 pytestmark = pytest.mark.integration
 BIN = Path(sys.executable).parent
@@ -103,7 +103,7 @@ def test_statelint_fails_a_broken_definition(tmp_path, state, change, needle):
 
 
 def test_the_template_deploys_this_definition_with_every_placeholder_substituted():
-    from assist.aws.resources import load_template
+    from assist_dev.local.resources import load_template
 
     machine = load_template()["Resources"]["AskStateMachine"]["Properties"]
     assert (ROOT / machine["DefinitionUri"]).resolve() == ASL

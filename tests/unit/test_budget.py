@@ -7,13 +7,13 @@ from assist.answer.budget import (
     PER_MESSAGE,
     Material,
     TokenCounter,
-    Window,
     fit,
     fit_bounded,
     prompt_tokenizer_file,
 )
 from assist.contracts import Chunk, QueryType
 from assist.doctor import embedder_state
+from assist.llm.window import Window
 from assist.settings import Settings
 
 COUNT = TokenCounter("chars")  # ceil(chars / 1.8)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from assist.classify.compare import drops, shared_rows
-from assist.classify.data import Example
+from assist.offline.classify.compare import drops, shared_rows
+from assist.offline.classify.data import Example
 
 
 def rows(*texts: str) -> list[Example]:

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from assist.classify.artifact import Guard
-from assist.classify.data import Example
 from assist.classify.features import Block, char_terms, normalise, terms
 from assist.classify.model import (
     INHERIT,
@@ -24,8 +23,9 @@ from assist.classify.model import (
     resolve,
     softmax,
 )
-from assist.classify.train import fit_guard, head_label, history_prior, train
 from assist.embed.base import EmbedderMismatch
+from assist.offline.classify.data import Example
+from assist.offline.classify.train import fit_guard, head_label, history_prior, train
 from assist.settings import DEFAULT_CLASSIFIER_MODEL
 
 
@@ -105,7 +105,7 @@ def test_numpy_inference_equals_the_fitted_logistic_regression():
     """The artifact's own logits are the regression's decision function on the same features."""
     from sklearn.linear_model import LogisticRegression
 
-    from assist.classify.train import _fit, _matrix
+    from assist.offline.classify.train import _fit, _matrix
 
     rows = generic_rows()
     emb = HashEmbedder()
@@ -230,7 +230,7 @@ def test_the_classify_path_never_imports_scikit_learn():
 
 
 def test_topic_folds_hold_out_whole_clusters_and_cross_validation_reports_both_schemes():
-    from assist.classify.train import cross_validate, topic_folds
+    from assist.offline.classify.train import cross_validate, topic_folds
 
     rows = generic_rows()
     emb = HashEmbedder()

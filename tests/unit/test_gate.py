@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assist.classify.gate import Rows, Targets, choose, choose_held, cross_validated
+from assist.offline.classify.gate import Rows, Targets, choose, choose_held, cross_validated
 
 
 def rows(seed: int = 0) -> tuple[Rows, Rows]:

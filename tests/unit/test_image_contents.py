@@ -5,6 +5,8 @@ infra/Containerfile's `deps` stage copies a few paths of the repository and runs
 name. This test builds the same wheel from the same copied paths, reads the extras from the wheel's own metadata,
 and lists per function the packages the image gets. None may be tooling: the benchmarks, the deploy rehearsal, the
 local stack, the test doubles, the tests, or a tooling-only distribution (moto, aws-sam-translator, pytest).
+Nor may the ask path's images (classify, retrieve, answer) hold the offline work the deps stage removes after the
+install (`assist/offline`: training, evaluation, fitting; ADR 0094).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ FUNCTIONS = ("classify", "retrieve", "answer", "export", "sync")
 #: module paths (inside the wheel) and distributions that are tooling, never runtime
 TOOLING_MODULES = ("assist_dev/", "assist/bench/", "assist/deploy/", "assist/local/", "assist/rehearsal/", "tests/")
 TOOLING_DISTRIBUTIONS = {"assist-dev", "moto", "aws-sam-translator", "pytest", "schemathesis", "playwright"}
+#: the offline work: in the distribution (the commands use it), never in an ask-path image
+OFFLINE_MODULES = ("assist/offline/",)
+ASK_PATH = ("classify", "retrieve", "answer")
+REMOVED = re.compile(r"rm -rf /opt/venv/lib/python3\*/site-packages/(\S+)")
 
 
 def deps_stage() -> str:
@@ -86,16 +92,27 @@ def tooling_in(files: list[str], distributions: set[str]) -> list[str]:
     return [f for f in files if f.startswith(TOOLING_MODULES)] + sorted(distributions & TOOLING_DISTRIBUTIONS)
 
 
+def offline_in(files: list[str]) -> list[str]:
+    return [f for f in files if f.startswith(OFFLINE_MODULES)]
+
+
+def installed(files: list[str], removed: list[str]) -> list[str]:
+    """The wheel's files left in the image once the deps stage's `rm -rf …/site-packages/PATH` lines ran."""
+    return [f for f in files if not any(f == r or f.startswith(f"{r}/") for r in removed)]
+
+
 @pytest.fixture(scope="module")
 def images(tmp_path_factory) -> dict[str, dict[str, object]]:
     wheel = built_wheel(tmp_path_factory.mktemp("image"))
     with zipfile.ZipFile(wheel) as whl:
-        files = [n for n in whl.namelist() if ".dist-info/" not in n]
+        wheel_files = [n for n in whl.namelist() if ".dist-info/" not in n]
         (meta,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = whl.read(meta).decode()
     install = re.search(r'pip install [^\n]*"\.\[([^\]]+)\]"', deps_stage())
     assert install is not None, "the deps stage installs the repository with its function's extras"
     extras = install.group(1).split(",")
+    assert offline_in(wheel_files), "the distribution carries the offline work (the commands use it)"
+    files = installed(wheel_files, REMOVED.findall(deps_stage()))
     listing = {}
     for function in FUNCTIONS:
         wanted = {extra.replace("${FUNCTION}", function) for extra in extras}
@@ -116,6 +133,8 @@ def test_each_function_image_holds_the_runtime_and_no_tooling(images):
         assert "assist/serverless/lambda_entry.py" in files
         assert "awslambdaric" in distributions  # the `lambda` extra was read
         assert tooling_in(files, distributions) == [], function
+    for function in ASK_PATH:
+        assert offline_in(images[function]["files"]) == [], function
     assert "lancedb" in images["retrieve"]["distributions"]
     assert "lancedb" not in images["classify"]["distributions"]  # each image gets only its own extra
 
@@ -123,3 +142,10 @@ def test_each_function_image_holds_the_runtime_and_no_tooling(images):
 def test_the_check_sees_tooling_when_it_is_there():
     files = ["assist/api/app.py", "assist/bench/harness.py", "assist_dev/local/stack.py", "tests/conftest.py"]
     assert tooling_in(files, {"moto", "boto3"}) == [*files[1:], "moto"]
+
+
+def test_the_check_sees_offline_work_when_it_is_there():
+    files = ["assist/classify/model.py", "assist/offline/classify/train.py", "assist/offline/retrieve/beir.py"]
+    assert offline_in(files) == files[1:]
+    assert installed(files, ["assist/offline"]) == files[:1]
+    assert installed(files, ["assist/off"]) == files  # a path, not a prefix of a name

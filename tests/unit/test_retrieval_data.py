@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from assist.retrieve.beir import BeirError, docs_corpus, read_corpus, read_qrels, read_queries
-from assist.retrieve.evaluate import best_chunk_order, mrr, ndcg, recall
+from assist.offline.retrieve.beir import BeirError, docs_corpus, read_corpus, read_qrels, read_queries
+from assist.offline.retrieve.evaluate import best_chunk_order, mrr, ndcg, recall
 from tests.conftest import DOCS, ROOT
 
 DATA = ROOT / "data/retrieval"

@@ -1,5 +1,5 @@
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.rewrite import deterministic_rewrite, leans_on_history, subject
+from assist.query.rewrite import deterministic_rewrite, leans_on_history, subject
 
 HISTORY = [
     IntentEntry(QueryType.RETRIEVAL, "how do I paginate results in the Python SDK"),

@@ -22,10 +22,10 @@ from assist.contracts import (
     check_ask,
 )
 from assist.serverless import payload
-from assist.serverless.definition import local_arn, placeholders, substitute
 from assist.serverless.lambda_entry import is_http_event
 from assist.serverless.tasks import is_transient
 from assist.settings import Settings
+from assist_dev.local.definition import local_arn, placeholders, substitute
 
 
 def turn(

@@ -8,8 +8,8 @@ import pytest
 from assist.answer.not_covered import links, nearest_topics, not_covered
 from assist.answer.phrases import PHRASES
 from assist.contracts import Chunk, Confidence, RetrievalResult, UncertainReason
+from assist.offline.retrieve.verdict_fit import Evidence, Targets, fit, flagged
 from assist.retrieve.verdict import Weights, absence, content_words, coverage, judge, names, terms
-from assist.retrieve.verdict_fit import Evidence, Targets, fit, flagged
 
 WEIGHTS = Weights(threshold=0.65, centrality=1.0, coverage=0.3)
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from assist.classify.build import embedding_layer, llm_layer
 from assist.classify.cascade import Cascade
-from assist.classify.evaluate import history_of
 from assist.classify.rules import platform_prefix
 from assist.embed.build import lazy_embedder
+from assist.offline.classify.evaluate import history_of
 from assist.stats import percentile
 
 if TYPE_CHECKING:
-    from assist.classify.data import Example
+    from assist.offline.classify.data import Example
     from assist.settings import Settings
 
 BUDGETS = {"seed_regex_ms": 5.0, "rules_p50_ms": 0.1, "embedding_p50_ms": 15.0, "cold_start_s": 1.5}

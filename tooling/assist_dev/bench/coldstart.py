@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import assist
 from assist.errors import AssistError
-from assist.serverless.definition import ROOT
 from assist.serverless.lambda_entry import LambdaFunction
 from assist_dev.bench.footprint import dir_size_mb, extra_size_mb
 from assist_dev.bench.harness import local_parts
+from assist_dev.local.definition import ROOT
 
 if TYPE_CHECKING:
     from assist.settings import Settings

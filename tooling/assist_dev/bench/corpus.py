@@ -23,7 +23,7 @@ from assist.ask.build import lazy_corpus, lazy_retriever
 from assist.embed import build_embedder
 from assist.index.chunking import iter_documents, parse_document
 from assist.index.manifest import entry_for, line
-from assist.retrieve.beir import read_queries
+from assist.offline.retrieve.beir import read_queries
 from assist.retrieve.corpus import Corpus, recognize
 from assist.retrieve.documents import whole_document
 from assist.settings import Settings

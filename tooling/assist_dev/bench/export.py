@@ -12,11 +12,11 @@ from typing import Any
 
 from assist.aws.capacity import query_units
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.export.labels import LabelExporter
 from assist.export.sink import LocalSink
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import MotoServer, local_settings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
-from assist.serverless.definition import ROOT
+from assist_dev.local.definition import ROOT
 
 PYPROJECT = ROOT / "pyproject.toml"
 _SELF = re.compile(r"^assist\[([^\]]+)\]")

@@ -10,9 +10,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from assist.aws.resources import TEMPLATE
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.resources import TEMPLATE
 from assist_dev.local.stack import MotoServer, local_settings, prepare
 
 REPO = TEMPLATE.parent

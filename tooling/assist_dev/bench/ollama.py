@@ -51,7 +51,7 @@ def prompt() -> list[dict[str, str]]:
 
 def _burst(settings: Settings, n: int, deadline_s: float) -> list[tuple[bool, float]]:
     """`n` answers started together; each (answered by the model, seconds)."""
-    from assist.answer.llm import LLMUnavailable, ModelSlots
+    from assist.llm.slots import LLMUnavailable, ModelSlots
 
     slots = ModelSlots(settings)
     messages = prompt()

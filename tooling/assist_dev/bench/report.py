@@ -12,13 +12,13 @@ from typing import Any
 
 from assist.aws.capacity import query_units
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.contracts import Confidence
 from assist.embed.build import lazy_embedder
 from assist.insights.gather import gather
 from assist.insights.render import page
-from assist.memory.dynamodb import DynamoDBStore
+from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.seed import populate
 from assist_dev.local.stack import MotoServer, local_settings
 

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.dynamodb import DynamoDBStore
-from assist.memory.sqlite import SQLiteStore
-from assist.memory.store import Turn
+from assist.sessions.dynamodb import DynamoDBStore
+from assist.sessions.sqlite import SQLiteStore
+from assist.sessions.store import Turn
 from assist.settings import Settings
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.stack import MotoServer, local_settings
 
 CALLS = ("recent", "begin_turn", "append_turn")

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from assist.index.chunking import anchor, iter_documents
 from assist.index.store import connect, sync
-from assist.retrieve import beir
-from assist.retrieve.evaluate import mrr, ndcg, recall
+from assist.offline.retrieve import beir
+from assist.offline.retrieve.evaluate import mrr, ndcg, recall
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.sources.site import read_site
 from assist.sources.spec import SourceSpec

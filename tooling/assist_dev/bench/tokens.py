@@ -51,7 +51,8 @@ def _qwen_template() -> Any:
 def run(settings: Settings) -> dict[str, Any]:
     from tokenizers import Tokenizer
 
-    from assist.answer.budget import MINILM_SCALE, PER_MESSAGE, PRIMING, TokenCounter, token_counter
+    from assist.answer.budget import MINILM_SCALE, PER_MESSAGE, TokenCounter, token_counter
+    from assist.llm.window import PRIMING
     from assist_dev.doubles import ollama_server as module  # its rule (`count_tokens`), qwen3's template (`render`)
 
     qwen = token_counter(settings)

@@ -208,7 +208,7 @@ def cost_table(result: dict[str, Any]) -> Table:
 
 def run_classify(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.data import read_examples
+    from assist.offline.classify.data import read_examples
     from assist_dev.bench import classify as bench
 
     s = settings(logs={"level": "WARNING"})  # the figures are decisions, not log I/O

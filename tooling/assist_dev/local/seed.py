@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from assist.contracts import IntentEntry, QueryType
-from assist.memory.dynamodb import DynamoDBStore
-from assist.memory.store import Turn
+from assist.sessions.dynamodb import DynamoDBStore
+from assist.sessions.store import Turn
 from assist.settings import Settings
 
 

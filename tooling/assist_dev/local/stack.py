@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 from assist.aws import s3_uri
 from assist.aws.clients import client
-from assist.aws.resources import ensure_resources
 from assist.embed import build_embedder
 from assist.logs import get_logger
 from assist.sources.spec import SourceSpec
 from assist.sources.sync import sync_sources
 from assist_dev.local.emulator import patch_dynamodb
 from assist_dev.local.ports import free_port
+from assist_dev.local.resources import ensure_resources
 from assist_dev.local.statemachine import ServerlessStack
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from assist.aws.clients import client
 from assist.contracts import AskRequest
 from assist.logs import get_logger
-from assist.serverless.definition import local_definition, local_name
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
+from assist_dev.local.definition import local_definition, local_name
 from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assist.errors import AssistError
-from assist.serverless.definition import ASL, ROOT, substitute
+from assist_dev.local.definition import ASL, ROOT, substitute
 
 TEMPLATE = ROOT / "template.yaml"
 ACCOUNT = "123456789012"

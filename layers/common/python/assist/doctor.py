@@ -38,7 +38,7 @@ class Use:
 
 def uses(settings: Settings) -> list[Use]:
     from assist.classify.llm import NUM_PREDICT
-    from assist.memory.rewrite import QUERY_TOKENS
+    from assist.query.rewrite import QUERY_TOKENS
 
     o = settings.ollama
     main, light = (o.host, o.model_name), (o.light_host, o.light_model)

@@ -2,7 +2,7 @@
 
 The local embedder (all-MiniLM-L6-v2) is English-only and BM25 matches words, so a question in
 another language than the index misses whatever the two cannot bridge. When an LLM is configured,
-such a question gets a translated query for the full-text side (`memory/translate.py`); this module
+such a question gets a translated query for the full-text side (`query/translate.py`); this module
 only says when. Counting each language's most common function words is crude, but a search query
 of five words has few other signals, and a wrong "unknown" costs nothing (no translation).
 """

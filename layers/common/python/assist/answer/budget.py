@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from assist.answer.prompts import build_messages, format_sources
 from assist.contracts import Chunk, QueryType
 from assist.embed.files import PROMPT_TOKENIZER_FILE
+from assist.llm.window import Window
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -31,10 +32,6 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 #: the chat template's tokens around each message (`<|im_start|>role\n … <|im_end|>\n`)
 PER_MESSAGE = 5
-#: the assistant's opening, the empty `<think>` block of `think: false` and a `/no_think` marker
-PRIMING = 12
-#: kept free of the window besides `num_predict`: the tokenizer's and the template's error (ADR 0079)
-MARGIN = 0.03
 #: MiniLM's WordPiece against Qwen's BPE: at least as many tokens on prose, code, Spanish and JSON (ADR 0079)
 MINILM_SCALE = 1.35
 CHARS_PER_TOKEN = 1.8  # no tokenizer at all: at least the qwen3 count on everything measured (ADR 0079)
@@ -110,18 +107,6 @@ def _load(settings: Settings) -> TokenCounter:
         return TokenCounter(f"minilm×{MINILM_SCALE}", tok, MINILM_SCALE)
     log.warning("answer.prompt_tokenizer_fallback", tokenizer="chars", chars_per_token=CHARS_PER_TOKEN)
     return TokenCounter(f"chars/{CHARS_PER_TOKEN}")
-
-
-@dataclass(frozen=True)
-class Window:
-    """What a call asks of the model: `num_ctx` tokens in all, `num_predict` of them for the answer."""
-
-    num_ctx: int
-    num_predict: int
-
-    def limit(self) -> int:
-        """The prompt's own budget."""
-        return self.num_ctx - self.num_predict - PRIMING - math.ceil(MARGIN * self.num_ctx)
 
 
 @dataclass

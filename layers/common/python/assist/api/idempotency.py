@@ -10,7 +10,7 @@ A request that fails gives its key back, so a retry runs again. No header: nothi
 (Powertools is imported by the first keyed request).
 
 Records live with the sessions: Powertools' DynamoDB persistence layer on IDEMPOTENCY_TABLE, or
-our SQLite layer in the embedded store's file (`assist.memory.idempotency_file`).
+our SQLite layer in the embedded store's file (`assist.api.idempotency_file`).
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersisten
     layer: BasePersistenceLayer
     if settings.session_backend == "file":
         # deferred, ADR 0071: Powertools (metrics extra only)
-        from assist.memory.idempotency_file import SQLitePersistenceLayer
+        from assist.api.idempotency_file import SQLitePersistenceLayer
 
         layer = SQLitePersistenceLayer(settings.sessions.store_file)
     else:

@@ -18,10 +18,10 @@ from assist.embed.build import lazy_embedder
 from assist.lazy import once
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
     from assist.ask.engine import Engine
     from assist.embed.base import Embedder
-    from assist.memory.store import Store
+    from assist.llm.slots import ModelSlots
+    from assist.sessions.store import Store
     from assist.settings import Settings
 
 T = TypeVar("T")
@@ -39,13 +39,13 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
 
     def store() -> Store:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.memory.backends import open_store
+        from assist.sessions.backends import open_store
 
         return open_store(settings, dynamodb)
 
     def slots() -> ModelSlots:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.answer.llm import ModelSlots
+        from assist.llm.slots import ModelSlots
 
         return ModelSlots(settings)
 

@@ -14,7 +14,6 @@ from assist.answer import marker
 from assist.answer.budget import Material, Prompt, fit_bounded, token_counter
 from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
-from assist.answer.llm import Generation, LLMUnavailable
 from assist.answer.phrases import language, phrase
 from assist.contracts import (
     Asked,
@@ -28,13 +27,14 @@ from assist.contracts import (
     TurnState,
     UncertainReason,
 )
+from assist.llm.slots import Generation, LLMUnavailable
 from assist.logs import get_logger
 from assist.retrieve.documents import whole_document
 from assist.thinking import strip_thinking
 from assist.trace import named
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
+    from assist.llm.slots import ModelSlots
     from assist.retrieve.corpus import Corpus
     from assist.settings import Settings
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from assist.answer.llm import ModelSlots
     from assist.classify.cascade import Cascade
     from assist.embed.base import Embedder
-    from assist.memory.store import Store
+    from assist.llm.slots import ModelSlots
     from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
+    from assist.sessions.store import Store
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 from assist import metrics
 from assist.contracts import Answer, Chunk, IntentEntry, QueryType, RetrievalInfo, Source, Trace, TurnState
 from assist.logs import get_logger
-from assist.memory.store import Turn, topic_of
+from assist.sessions.store import Turn, topic_of
 from assist.trace import stage
 
 if TYPE_CHECKING:
-    from assist.memory.store import Store
+    from assist.sessions.store import Store
 
 log = get_logger(__name__)
 NOT_STORED = "(account facts from extra_context, not stored)"

@@ -13,7 +13,7 @@ from assist.contracts import Feedback, FeedbackRequest, Transcript, TranscriptIn
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
-    from assist.memory.store import Store
+    from assist.sessions.store import Store
 
 log = get_logger(__name__)
 

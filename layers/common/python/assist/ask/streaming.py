@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from assist.answer.llm import Generation, LLMUnavailable, Thought
 from assist.answer.marker import MarkerFilter
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, prompt, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
+from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
 
@@ -47,7 +47,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = None if state.budget_spent else prompt(state, ctx, slots, engine.settings)
+    fitted = prompt(state, ctx, slots, engine.settings) if engine.model_call(state) else None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)

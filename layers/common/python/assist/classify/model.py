@@ -4,7 +4,7 @@ The artifact is one JSON document read into a typed `Artifact` (`artifact.py`; n
 loading it runs no code): the classes, a linear model over [message embedding | word TF-IDF |
 character TF-IDF], a temperature that calibrates its probabilities, the embedder it was trained
 with, the threshold, its metrics and a hash of its training data. scikit-learn trains it
-(`assist.classify.train`); nothing here imports scikit-learn.
+(`assist.offline.classify.train`); nothing here imports scikit-learn.
 
 Routing models have reference outputs besides their classes: `@inherit:TYPE`, "this message
 refers to the subject of a previous TYPE turn" ("and in Java?" after code, "¿y cuánto me queda?"

@@ -3,8 +3,12 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from pathlib import Path
 
 from assist.commands.common import emit, settings
+
+#: the checkout's docs, indexed on first use (what template.yaml's directory holds)
+CHECKOUT_DOCS = Path(__file__).resolve().parents[5] / "docs"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,14 +33,13 @@ def run(args: argparse.Namespace) -> int:
 
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.ask.build import build_engine
-    from assist.aws.resources import TEMPLATE
     from assist.contracts import AskRequest
     from assist.embed import build_embedder
     from assist.sources.sync import ensure_index
 
     s = settings()
     engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
-    ensure_index(s, lambda: build_embedder(s), TEMPLATE.parent / "docs")  # the checkout's docs, on first use
+    ensure_index(s, lambda: build_embedder(s), CHECKOUT_DOCS)  # the checkout's docs, on first use
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
     try:

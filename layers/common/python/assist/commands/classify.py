@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--label-weight", type=float, help="weight of an exported label record; a seed row weighs 1 (default 0.5)"
     )
     tr.add_argument(
+        "--include-visitors",
+        action="store_true",
+        help="train on widget visitors' exported turns too (records with a site_key); left out by default: "
+        "anyone can script a public page's questions (ADR 0093)",
+    )
+    tr.add_argument(
         "--user-label-weight",
         type=float,
         help="weight of an exported record whose type a person gave through feedback (default 1.0, a seed row's)",
@@ -155,17 +161,17 @@ def _s3(s: Settings, *paths: str | None) -> Any:
 
 def run_train(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.gate import Targets
-    from assist.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
-    from assist.classify.train import DEFAULT_C, train
     from assist.embed import build_embedder
     from assist.errors import AssistError
+    from assist.offline.classify.gate import Targets
+    from assist.offline.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
+    from assist.offline.classify.train import DEFAULT_C, train
 
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
     weight = LABEL_WEIGHT if args.label_weight is None else args.label_weight
     user_weight = USER_LABEL_WEIGHT if args.user_label_weight is None else args.user_label_weight
-    examples, sources = read_sources(args.data, s3, weight, user_weight)
+    examples, sources = read_sources(args.data, s3, weight, user_weight, visitors=args.include_visitors)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     guard = read_sources(args.guard_data, s3)[0] if args.guard_data else None
     targets = None
@@ -205,9 +211,9 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_cv(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.sources import read_sources
-    from assist.classify.train import DEFAULT_C, cross_validate
     from assist.embed import build_embedder
+    from assist.offline.classify.sources import read_sources
+    from assist.offline.classify.train import DEFAULT_C, cross_validate
 
     s = settings()
     examples, _ = read_sources(args.data, _s3(s, *args.data))
@@ -226,10 +232,10 @@ def run_cv(args: argparse.Namespace) -> int:
 
 def run_baseline(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.baseline import plain_lr
-    from assist.classify.data import read_examples
-    from assist.classify.gate import Targets
     from assist.embed import build_embedder
+    from assist.offline.classify.baseline import plain_lr
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.gate import Targets
 
     s = settings()
     result = plain_lr(
@@ -250,12 +256,13 @@ def run_compare(args: argparse.Namespace) -> int:
     import tempfile
     from pathlib import Path
 
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.compare import compare
-    from assist.classify.data import read_examples
-    from assist.classify.sources import read_sources
     from assist.embed import build_embedder
     from assist.errors import AssistError
+
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist.offline.classify.compare import compare
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.sources import read_sources
 
     s = settings(logs={"level": "WARNING"})
     with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
@@ -301,11 +308,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def run_classifier_eval(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.data import read_examples
-    from assist.classify.evaluate import eval_classifier
     from assist.classify.model import ClassifierModel
     from assist.embed import build_embedder
     from assist.embed.base import check_same
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.evaluate import eval_classifier
 
     s = settings()
     model = ClassifierModel.load(args.model, s3=_s3(s, args.model))
@@ -318,7 +325,7 @@ def run_classifier_eval(args: argparse.Namespace) -> int:
 
 def run_convert_clinc(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.data import convert_clinc
+    from assist.offline.classify.data import convert_clinc
 
     emit(convert_clinc(args.file, args.out))
     return 0
@@ -335,9 +342,9 @@ def _registry(s: Settings, root: str | None, *paths: str) -> Registry:
 def run_promote(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.classify.model import ClassifierModel
-    from assist.classify.promote import promote
-    from assist.classify.sources import read_sources
     from assist.embed import build_embedder
+    from assist.offline.classify.promote import promote
+    from assist.offline.classify.sources import read_sources
 
     s = settings()
     registry = _registry(s, args.registry, args.model, args.holdout)
@@ -365,8 +372,8 @@ def run_versions(args: argparse.Namespace) -> int:
 def run_eval_routing(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.classify.build import build_cascade
-    from assist.classify.data import read_examples
-    from assist.classify.evaluate import eval_routing
+    from assist.offline.classify.data import read_examples
+    from assist.offline.classify.evaluate import eval_routing
 
     s = settings()
     path = s.classifier.model_path

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.publish:
         # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
         from assist.index.publish import publish
-        from assist.retrieve.evaluate import gate_score
+        from assist.offline.retrieve.evaluate import gate_score
 
         embedder, s3 = build_embedder(s), index_s3(s)
         report = publish(

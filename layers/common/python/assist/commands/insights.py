@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _store(s: Any) -> Any:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.memory.backends import open_store
+    from assist.sessions.backends import open_store
 
     return open_store(s)  # the one SESSION_STORE names: the embedded file or DynamoDB
 

@@ -1,4 +1,4 @@
-"""`assist keys create|list|revoke`: the widget's site keys (docs/widget.md).
+"""`assist keys create|list|revoke|deny-visitor`: the widget's site keys and denied visitors (docs/widget.md).
 
 With ASSIST_URL set (the local stack's `assist local env` sets it; or the HTTP API's URL in AWS, with an admin
 token in ASSIST_TOKEN) the command calls the engine's admin routes, so the key lands in the store that engine
@@ -23,12 +23,13 @@ LIMITS = {  # option → Limits field
     "key_burst": int,
     "ip_requests": int,
     "ip_window_s": int,
+    "new_visitors": int,
     "daily_model_calls": int,
 }
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("keys", help="the widget's site keys: create, list, revoke")
+    p = sub.add_parser("keys", help="the widget's site keys: create, list, revoke; deny a visitor")
     keys = p.add_subparsers(dest="keys_cmd", required=True)
     c = keys.add_parser("create", help="a new site key (pk_…) for the pages of the given origins")
     c.add_argument(
@@ -53,6 +54,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("key", help="the pk_… key")
     r.add_argument("--json", action="store_true", help="one JSON object on stdout")
     r.set_defaults(func=run_revoke)
+    d = keys.add_parser("deny-visitor", help="refuse one visitor id: its tokens stop within WIDGET_KEY_CACHE_S")
+    d.add_argument("visitor", help="the visitor id (v…: the start of its session ids, `visitor` in its logs)")
+    d.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    d.set_defaults(func=run_deny_visitor)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -88,6 +93,26 @@ def run_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_deny_visitor(args: argparse.Namespace) -> int:
+    s = settings()
+    body = {"visitor": args.visitor}
+    denied = _call(s, "POST", "/v1/admin/denied-visitors", body, lambda store: _deny(store, body))
+    if args.json:
+        emit(denied)
+    else:
+        print(f"denied visitor {denied['visitor']} (since {denied['denied_at']})")
+    return 0
+
+
+def _deny(store: Any, body: dict[str, Any]) -> dict[str, Any]:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    import msgspec
+
+    from assist.widget import keys
+
+    return keys.deny(store, msgspec.convert(body, keys.DeniedVisitor))
+
+
 def _create(s: Settings, store: Any, body: dict[str, Any]) -> dict[str, Any]:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     import msgspec
@@ -115,7 +140,7 @@ def _call(s: Settings, method: str, path: str, body: dict[str, Any] | None, loca
     """Through the engine at ASSIST_URL, or on this environment's store."""
     if not s.remote.url:
         # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.memory.backends import open_widget_store
+        from assist.widget.store.backends import open_widget_store
 
         return dict(local(open_widget_store(s)))
     # deferred, ADR 0071: httpx 0.11 s, only with ASSIST_URL

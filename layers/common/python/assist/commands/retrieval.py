@@ -75,7 +75,7 @@ def run_eval(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.aws.clients import index_s3
     from assist.embed import build_embedder
-    from assist.retrieve.evaluate import METRICS, evaluate
+    from assist.offline.retrieve.evaluate import METRICS, evaluate
 
     s = settings(logs={"level": "WARNING"})  # not a log line per query
     s3 = index_s3(s.with_(index={"uri": args.index_dir}))
@@ -108,10 +108,10 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_uncertain(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.errors import AssistError
-    from assist.retrieve.evaluate_verdict import DataSet, gather, load, save
-    from assist.retrieve.evaluate_verdict import report as verdict_report
+    from assist.offline.retrieve.evaluate_verdict import DataSet, gather, load, save
+    from assist.offline.retrieve.evaluate_verdict import report as verdict_report
+    from assist.offline.retrieve.verdict_fit import Targets
     from assist.retrieve.verdict import Weights
-    from assist.retrieve.verdict_fit import Targets
 
     s = settings(logs={"level": "WARNING"})
     targets = Targets(margin=args.margin)
@@ -183,7 +183,7 @@ def print_uncertain(result: dict) -> None:
 
 def run_docs_corpus(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.retrieve.beir import docs_corpus
+    from assist.offline.retrieve.beir import docs_corpus
 
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in docs_corpus(args.path))
     if args.out == "-":

@@ -29,12 +29,12 @@ from assist.export.hash_key import hash_key
 from assist.export.redact import redact
 from assist.export.sink import open_sink
 from assist.logs import get_logger
-from assist.memory.backends import open_store
-from assist.memory.keys import EXPORT_KEY
+from assist.sessions.backends import open_store
+from assist.sessions.keys import EXPORT_KEY
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
-    from assist.memory.store import ExportWatermark, SessionStore, Store
+    from assist.sessions.store import ExportWatermark, SessionStore, Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -145,6 +145,8 @@ class LabelExporter:
                     **user_label(e),
                     # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
                     **({"uncertain": e["uncertain"]} if e.get("uncertain") else {}),
+                    # an anonymous widget visitor's turn, by its site key: training leaves it out unless asked
+                    **({"site_key": e["site_key"]} if e.get("site_key") else {}),
                 }
             )
         return records

@@ -2,7 +2,7 @@
 judged on a relevance set before it goes live, and a pointer flipped (ADR 0067).
 
 The gate is `assist eval retrieval`'s evaluation (our adaptive retriever, documents ranked by their best
-chunk, nDCG@10: `retrieve/evaluate.gate_score`) on `INDEX_GATE_QUERIES` / `INDEX_GATE_QRELS`, whose corpus ids
+chunk, nDCG@10: `offline/retrieve/evaluate.gate_score`) on `INDEX_GATE_QUERIES` / `INDEX_GATE_QRELS`, whose corpus ids
 are the index's document ids. A version scoring below the live one by more than `INDEX_GATE_MARGIN` is refused:
 it stays built under `versions/` for inspection, and the pointer does not move.
 

@@ -19,7 +19,7 @@ from assist.contracts import Confidence, InvalidRequest, Layer
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
-    from assist.memory.store import Store
+    from assist.sessions.store import Store
 
 log = get_logger(__name__)
 MAX_DAYS = 90

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from assist.embed.base import Embedder
     from assist.insights.gaps import Gap
     from assist.insights.gather import Gathered
-    from assist.memory.store import Store
+    from assist.sessions.store import Store
     from assist.settings import Settings
 
 COLOURS = {

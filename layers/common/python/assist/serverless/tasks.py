@@ -19,8 +19,8 @@ import msgspec
 from assist.contracts import Answer, AskRequest, Degraded, InvalidRequest, TurnState, check_ask
 from assist.deadline import sooner
 from assist.logs import get_logger
-from assist.memory.store import StoreUnavailable
 from assist.serverless.payload import trim
+from assist.sessions.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine

@@ -1,0 +1,354 @@
+"""Sessions and intent history: the one store interface both backends implement (ADR 0044, ADR 0061).
+
+Two backends keep the same data with the same guarantees: `DynamoDBStore` (sessions/dynamodb.py, what
+deployments and the local stack use) and `SQLiteStore` (sessions/sqlite.py, one SQLite file under
+.assist/, the default when no AWS is configured); `sessions/backends.open_store` picks one from the
+settings. Everything the engine, the API, the label export and the insights page read or write goes
+through `Store`, so each works on both backends.
+
+Both keep two tables keyed (session_id, turn): the sessions table (a header item, turn 0, with the
+owner and an atomic turn counter; then one item per turn) and the intent history (one item per turn,
+found by day through its export key). The owner and feedback checks, the retry-of-the-same-request
+rule and the translation of backend failures into `StoreUnavailable` are written here, once; a
+backend supplies reads and conditional writes.
+"""
+
+from __future__ import annotations
+
+import functools
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+import msgspec
+
+from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
+from assist.errors import AssistError, Unavailable
+from assist.logs import get_logger
+from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
+
+log = get_logger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S", bound="Backend")
+HISTORY_WINDOW = 6
+TOPIC_CHARS = 60
+
+
+class SessionNotFound(AssistError, LookupError):
+    """No such session for this caller (another owner's session looks exactly like a missing one)."""
+
+    status = 404
+    code = "session_not_found"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} not found")
+
+
+class TurnNotFound(SessionNotFound):
+    """The caller's session has no such turn."""
+
+    def __init__(self, session_id: str, turn: int) -> None:
+        AssistError.__init__(self, f"session {session_id!r} has no turn {turn}")
+
+
+class StoreUnavailable(Unavailable, RuntimeError):
+    """The session store did not serve the call: DynamoDB throttled after retries, unreachable or
+    misconfigured, or the session file could not be used.
+
+    No honest answer can be given without recording the turn: callers answer 503, and since
+    nothing was written, the client's retry duplicates nothing. The message says what to do:
+    `transient` failures are retried; configuration ones name the variable to set."""
+
+    reason = "sessions_unavailable"
+
+    def __init__(self, operation: str, cause: str, advice: str | None = None) -> None:
+        self.cause = cause
+        self.transient = advice is None
+        super().__init__(f"the session store is unavailable ({operation}: {cause}); {advice or 'retry shortly'}")
+
+
+class TurnConflict(RuntimeError):
+    """The turn's key holds another request's turn: the counter and the items disagree."""
+
+
+class ExportBusy(AssistError):
+    """Another export holds the watermark (its pending range is not this run's)."""
+
+
+BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
+
+
+def guarded(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """A backend's own failures as StoreUnavailable (what the backend's `failure` makes of them); our
+    outcomes (not found, conflicts, a busy export) pass unchanged."""
+
+    @functools.wraps(method)
+    def wrapper(store: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(store, *args, **kwargs)
+        except (AssistError, TurnConflict):
+            raise
+        except Exception as exc:
+            failure = store.failure(exc)
+            if failure is None:
+                raise
+            code, hint = failure
+            log.warning("memory.store_unavailable", operation=method.__name__, code=code, error=str(exc)[:200])
+            raise StoreUnavailable(method.__name__, code, hint) from exc
+
+    return wrapper
+
+
+@dataclass
+class Turn:
+    session_id: str
+    number: int
+    request_id: str
+    message: str
+    answer: str
+    entry: IntentEntry
+    owner: str = "anonymous"
+    sources: list[str] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
+    history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
+    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
+    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
+    page: str | None = None  # and the page of the site it was asked on
+
+
+class TurnRecord(msgspec.Struct):
+    """A stored turn as the engine (`recent`) and its owner (`transcript`) read it back."""
+
+    turn: int
+    message: str
+    answer: str
+    type: QueryType
+    owner: str = "anonymous"
+    layer: Layer = Layer.UNKNOWN
+    confidence: float = 0.0
+    sources: list[str] = msgspec.field(default_factory=list)
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
+    created_at: str = ""
+    feedback: Feedback | None = None
+
+
+class IntentRecord(msgspec.Struct):
+    """A stored intent-history entry, as a transcript shows it."""
+
+    turn: int
+    type: QueryType
+    topic: str
+    layer: Layer = Layer.UNKNOWN
+    confidence: float = 0.0
+
+
+def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
+    """A backend's plain items (JSON values: no Decimal) as typed records; extra fields are left out."""
+    return [msgspec.convert(i, kind, strict=False) for i in items]
+
+
+@dataclass
+class Page:
+    """One page of a day's intent history, as plain items (JSON values), and what reading it cost (DynamoDB read
+    units, estimated; a file costs none)."""
+
+    items: list[dict[str, Any]]
+    read_units: float = 0.0
+    more: bool = False  # another page of the day follows
+
+
+def topic_of(message: str) -> str:
+    return " ".join(message.split())[:TOPIC_CHARS]
+
+
+def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
+    """The intent history as the classifier sees it, from the sessions table's turns."""
+    return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
+
+
+class Backend(ABC):
+    """What `guarded` asks of a backend, the sessions' (`Store`) or the widget's (`WidgetStore`)."""
+
+    @abstractmethod
+    def failure(self, exc: Exception) -> tuple[str, str | None] | None:
+        """A backend failure's code and advice (None: transient, retry) — or None when `exc` is not one."""
+
+
+class Store(Backend):
+    """What the engine, the API, the export and the insights page rely on, whichever backend keeps the data.
+
+    A backend keeps plain items (JSON values): a sessions item per turn (`turn_items`), its intent-history twin,
+    and a header (turn 0) per session with its owner and turn counter; readers outside get typed records.
+    Guarantees, per backend:
+    `begin_turn` is an atomic counter; a turn's two items are written together or not at all and
+    only once (`append_turn`: a retry of the same request is recognised, a different request's
+    turn is a TurnConflict); another owner's session is SessionNotFound, like a missing one; a
+    feedback write replaces the turn's feedback whole, never mixing two writers' halves."""
+
+    #: DynamoDB read units the history reads used so far (estimated); a file costs none
+    read_units = 0.0
+
+    # -- what a backend supplies (and `failure`) ------------------------------------------
+    @abstractmethod
+    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
+        """A sessions item (turn 0: the header), read consistently."""
+
+    @abstractmethod
+    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The session's last `limit` turn items, oldest first (no owner check: callers do it)."""
+
+    @abstractmethod
+    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+        """The session's first `limit` intent-history items, oldest first (no owner check)."""
+
+    @abstractmethod
+    def begin_turn(self, session_id: str, owner: str) -> int:
+        """Take the session's next turn number; the first turn makes `owner` the session's owner, anyone
+        else's call is SessionNotFound (use `refused`)."""
+
+    @abstractmethod
+    def insert_turn(self, turn: Turn) -> bool:
+        """Write the turn's two items together, each only if its key is new; False when a key is taken."""
+
+    @abstractmethod
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+        """Replace the turn's feedback on both items after `feedback_target` passed (see `set_feedback`)."""
+
+    @abstractmethod
+    def history_pages(
+        self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
+    ) -> Iterator[Page]:
+        """The intent-history items whose export day is `day` and export key lies strictly between `after`
+        and `before`, page by page in export-key order (newest first if asked): one indexed read per page,
+        never a scan."""
+
+    # -- the rules, once -------------------------------------------------------------------
+    @staticmethod
+    def refused(session_id: str) -> SessionNotFound:
+        log.warning("memory.owner_refused", session_id=session_id)
+        return SessionNotFound(session_id)
+
+    def check_owner(self, session_id: str, owner: str) -> None:
+        """SessionNotFound unless the session exists and is the caller's (its header item says so)."""
+        header = self.item(session_id, HEADER_TURN)
+        if not header or header.get("owner") != owner:
+            raise SessionNotFound(session_id)
+
+    def feedback_target(self, session_id: str, owner: str, turn: int) -> dict[str, Any]:
+        """The turn item feedback goes on: a foreign or missing session is SessionNotFound, a missing turn
+        of the caller's own session TurnNotFound."""
+        item = self.item(session_id, turn) if turn > HEADER_TURN else None
+        if not item:
+            self.check_owner(session_id, owner)  # a foreign or missing session is that, not a turn
+            raise TurnNotFound(session_id, turn)
+        if item.get("owner") != owner:
+            raise SessionNotFound(session_id)
+        return item
+
+    @guarded
+    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[TurnRecord], list[IntentRecord]]:
+        """The session's turns and intent entries, oldest first, for its owner only."""
+        self.check_owner(session_id, owner)
+        turns = records(self.messages(session_id, limit=limit), TurnRecord)
+        return turns, records(self.intents(session_id, limit=limit), IntentRecord)
+
+    @guarded
+    def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[TurnRecord]:
+        """The session's last `limit` turns, oldest first: one read serves the classifier's intent
+        history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
+        turns = records(self.messages(session_id, limit=limit), TurnRecord)
+        if any(t.owner != owner for t in turns):
+            raise self.refused(session_id)
+        return turns
+
+    @guarded
+    def append_turn(self, turn: Turn) -> bool:
+        """Write the turn to both tables; False when this very request was already written (a retry)."""
+        if self.insert_turn(turn):
+            return True
+        existing = self.item(turn.session_id, turn.number) or {}
+        if existing.get("request_id") == turn.request_id:
+            log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
+            return False
+        raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
+
+    @guarded
+    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+        """Replace a turn's feedback (`{rating, type, comment?, at}`) on both of its items, whole (no lost
+        update between two writers), and move its export key to the feedback's time so the next label
+        export carries it again. Another owner's or a missing session: SessionNotFound; a missing turn:
+        TurnNotFound."""
+        self.write_feedback(session_id, owner, turn, feedback)
+
+
+class ExportWatermark(ABC):
+    """How far the label export has read the intent history (ADR 0061): one item per store, moved only by
+    claiming a range (`pending`) and then committing it, so two exports never write the same range twice."""
+
+    @abstractmethod
+    def export_mark(self) -> dict[str, Any]:
+        """The export's watermark item (`watermark`, `pending`), {} before the first export."""
+
+    @abstractmethod
+    def claim_export(self, current: str | None, start: str, end: str, parts: list[str]) -> None:
+        """Record the range as pending, if the watermark is still `current` and nothing is pending (else ExportBusy)."""
+
+    @abstractmethod
+    def commit_export(self, end: str) -> None:
+        """Move the watermark to `end` and drop the pending range (which must be this one, else ExportBusy)."""
+
+
+class SessionStore(Store, ExportWatermark):
+    """What a backend is: the store, keeping its own export watermark (DynamoDBStore, SQLiteStore)."""
+
+
+def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) -> tuple[dict, dict]:
+    """The turn's sessions item and intent-history item, as plain values."""
+    when = at or datetime.now(UTC)
+    now = when.isoformat(timespec="milliseconds")
+    expires = int(when.timestamp()) + ttl_s
+    key = {"session_id": turn.session_id, "turn": turn.number, "request_id": turn.request_id}
+    session_item = {
+        **key,
+        "owner": turn.owner,
+        "message": turn.message,
+        "answer": turn.answer,
+        "type": turn.entry.type.value,
+        # the intent entry again: the next turn's single read then yields its history (no second query)
+        "layer": turn.entry.layer,
+        "confidence": round(turn.entry.confidence, 4),
+        "sources": turn.sources,
+        "degraded": turn.degraded,
+        # an anonymous widget visitor's turn: the site key it came through (None otherwise: not written)
+        "site_key": turn.site_key,
+        "created_at": now,
+        "expires_at": expires,
+    }
+    history_item = {
+        **key,
+        "owner": turn.owner,
+        "type": turn.entry.type.value,
+        "topic": turn.entry.topic,
+        "layer": turn.entry.layer,
+        "confidence": round(turn.entry.confidence, 4),
+        "created_at": now,
+        "expires_at": expires,
+        "history": [{"type": h.type.value, "topic": h.topic} for h in turn.history],
+        # the message again: the label export then reads one Query per day and no second table
+        "message": turn.message,
+        # for the insights page: how well the docs answered, and what went wrong
+        "retrieval_confidence": turn.retrieval_confidence,
+        "uncertain": turn.uncertain,
+        "degraded": turn.degraded,
+        # and where a widget's visitors asked from (None otherwise: not written to DynamoDB)
+        "site_key": turn.site_key,
+        "page": turn.page,
+        # the export index: "entries of day D after key K" is one Query, never a scan
+        EXPORT_DAY: now[:10],
+        EXPORT_KEY: export_key(now, turn.session_id, turn.number),
+    }
+    return session_item, history_item
