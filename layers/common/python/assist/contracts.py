@@ -157,7 +157,7 @@ class Route(msgspec.Struct):
     model_slot: str
     model: str = ""
     retrieval_query: str | None = None
-    #: the retrieval query in the index's language (a question in another language): see Engine._search
+    #: the retrieval query in the index's language (a question in another language): see Retriever.search
     lexical_query: str | None = None
 
 
@@ -171,6 +171,11 @@ class Chunk(msgspec.Struct):
     found_by: list[str] = msgspec.field(default_factory=list)
     agreement: int = 0
     url: str = ""  # the page and section a reader can follow (ADR 0059)
+
+    @property
+    def topic(self) -> str:
+        """Its section as a reader names it (`title › heading`): a near miss's topic and its link's key (ADR 0055)."""
+        return f"{self.title} › {self.heading}" if self.heading and self.heading != self.title else self.title
 
 
 class CorpusMatch(msgspec.Struct, omit_defaults=True):
@@ -204,6 +209,11 @@ class RetrievalResult(msgspec.Struct):
     similarity: float | None = None
     #: the query's cosine to the mean of all passages: how near the corpus's subject it is (None: no vector search)
     centrality: float | None = None
+
+    @classmethod
+    def failed(cls, reason: Degraded) -> RetrievalResult:
+        """A search that could not run (the index too slow or unavailable): no passages, and why."""
+        return cls(chunks=[], confidence=Confidence.NONE, degraded=[reason])
 
 
 class Source(msgspec.Struct):

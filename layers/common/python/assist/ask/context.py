@@ -60,6 +60,24 @@ class Context:
         return msgs
 
 
+def context_for(
+    state: TurnState,
+    corpus: Callable[[], Corpus | None] | None,
+    settings: Settings,
+    recall: Callable[[TurnState], object],
+) -> Context:
+    """Retrieved passages (and a corpus question's documents and section); or for CONVERSATIONAL the session's
+    turns (read with the history) and the passages cited in them (`recall`ed here when no earlier stage did, as
+    on the state machine's path)."""
+    assert state.route is not None
+    if state.route.type is not QueryType.CONVERSATIONAL:
+        ctx = Context(state.retrieval.chunks if state.retrieval else [])
+        return with_corpus(state, ctx, corpus, settings) if state.corpus is not None else ctx
+    if state.memory is None:
+        recall(state)
+    return Context(state.memory or [], state.conversation)
+
+
 def with_corpus(
     state: TurnState, ctx: Context, corpus: Callable[[], Corpus | None] | None, settings: Settings
 ) -> Context:
@@ -96,9 +114,11 @@ def _named_documents(match: CorpusMatch, corpus: Corpus, budget: int) -> list[Ch
     return whole
 
 
-def prompt(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
-    """The prompt, built to fit the window the slot's call asks for (ADR 0079): what it leaves out goes to the
-    trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks` become the sources it numbers."""
+def fit_to_model_window(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
+    """The prompt, built to fit the window the slot's call asks for (ADR 0079). The model host is asked for that
+    window (each model's facts, read once per process), so a turn that may ask no model never calls this. What
+    the prompt leaves out goes to the trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks`
+    become the sources it numbers."""
     req, route = state.request, state.route
     assert route is not None
     qtype = route.type

@@ -15,8 +15,9 @@ import anyio
 import msgspec
 
 from assist.answer.marker import MarkerFilter
+from assist.answer.not_covered import fixed_answer
 from assist.answer.prefetch import Prefetched
-from assist.ask.context import answer_text, budget_spent, prompt, traced
+from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Degraded, TurnState
 from assist.llm.slots import Generation, LLMUnavailable, Thought
@@ -38,7 +39,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
     ctx = engine.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
     uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
     if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-        text = engine.not_covered(state)
+        text = fixed_answer(state)
         turn = engine.recorder.take(state)
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn)
         yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
@@ -47,7 +48,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = prompt(state, ctx, slots, engine.settings) if engine.model_call(state) else None
+    fitted = fit_to_model_window(state, ctx, slots, engine.settings) if engine.model_call(state) else None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)

@@ -11,18 +11,25 @@ the corpus has (documents, or a type or identifier prefix of its own: "ADRs", "p
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import CorpusMatch
+from msgspec import UNSET
+
+from assist.contracts import CorpusMatch, Stage
 from assist.index.identifiers import mentions, prefixes
 from assist.index.manifest import line
 from assist.language import fold
+from assist.logs import get_logger
 from assist.retrieve.manifest import Manifest, load
 
 if TYPE_CHECKING:
+    from assist.contracts import TurnState
     from assist.index.manifest import Entry
+
+log = get_logger(__name__)
 
 _COUNT = re.compile(r"\b(how many|number of|count (the|all|of)|cuant[oa]s|numero de)\b")
 _ENUMERATE = re.compile(
@@ -131,6 +138,36 @@ class Corpus:
     def companions(self, key: str) -> list[str]:
         """Documents that go with a named one: `adr-12` → the approval record `adr-12d`."""
         return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.manifest.owners(f"{key}{suffix}")]
+
+
+def recognize_turn(state: TurnState, corpus: Callable[[], Corpus | None] | None, budget_chars: int) -> None:
+    """Is the turn's question about the corpus itself? Its ids travel on (`state.corpus`), the answer stage
+    renders the entries and fetches the documents. A `corpus` stage appears only when it is; `corpus` None (no
+    manifest to ask): never."""
+    if corpus is None:
+        return
+    start = time.perf_counter()
+    try:
+        match = recognize(state.request.message, corpus, budget_chars)
+    except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
+        log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        return
+    if match is None:
+        return
+    state.corpus = match
+    state.stages.append(
+        Stage(
+            name="corpus",
+            ms=round((time.perf_counter() - start) * 1000, 2),
+            kind=match.kind,
+            subject=match.subject,
+            matched=match.matched,
+            entries=len(match.entries),
+            documents=match.documents,
+            found_by=match.found_by or UNSET,
+            missing=match.missing or UNSET,
+        )
+    )
 
 
 def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: int) -> CorpusMatch | None:

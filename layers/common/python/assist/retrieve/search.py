@@ -61,6 +61,9 @@ class SearchOptions:
     exact_weight: float = 0.2
     #: a document referencing the whole corpus keeps 1 − this of its score (a registry page)
     hub_damping: float = 0.5
+    #: a translated question's vector side searches the translation too: the local embedder (MiniLM) is English-only,
+    #: a multilingual one (`ollama:bge-m3`) gets the question as asked (ADR 0038 measures both)
+    embed_translation: bool = True
 
     @classmethod
     def from_settings(cls, s: Settings) -> SearchOptions:
@@ -72,6 +75,7 @@ class SearchOptions:
             semantic_weight=s.retrieve.semantic_weight,
             exact_weight=s.retrieve.exact_weight,
             hub_damping=s.retrieve.hub_damping,
+            embed_translation=s.embed.embedder == "minilm",
         )
 
     def weights(self, strategies: list[str]) -> dict[str, float]:
@@ -170,9 +174,18 @@ class Retriever:
         return {t for t, f in running.items() if not f.result()}
 
     def search(
-        self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
+        self,
+        query: str,
+        k: int = 5,
+        vector: np.ndarray | None = None,
+        analysis: Analysis | None = None,
+        translated: str | None = None,
     ) -> RetrievalResult:
-        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
+        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already.
+        `translated`: the query in the index's language (the `translate` stage); the full-text side searches it,
+        the vector side too unless the embedder is multilingual (`SearchOptions.embed_translation`)."""
+        if translated is not None:
+            query, analysis = (translated if self.options.embed_translation else query), analyze(translated)
         return self._search(query, k, vector, analysis)[0]
 
     def rank(self, query: str, k: int) -> list[str]:

@@ -41,12 +41,16 @@ from typing import TYPE_CHECKING
 from msgspec import UNSET, UnsetType
 
 from assist.contracts import Chunk, RetrievalResult, UncertainReason, VerdictSignals
+from assist.language import foreign
 
 if TYPE_CHECKING:
+    from assist.contracts import Stage, TurnState
+    from assist.retrieve.search import Retriever
     from assist.settings import Settings
 
 #: a document named by its identifier is on topic whatever the embedder says
 NAMED = "identifier"
+TOPICS = 3  # nearest topics an uncertain answer names
 STEM = 5  # letters compared: `configured` and `configuration` are one word, `cake` and `cache` are not
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 #: a word joined to the next by `_`, `.`, `-` without spaces: part of a code symbol or a compound name
@@ -209,3 +213,35 @@ def judge(
     score = weights.score(sim, central, cov, absent, named)
     reason = UncertainReason.OUT_OF_SCOPE if score < weights.threshold else None
     return Verdict(reason is not None, reason, sim, central, cov, absent, named, score, unknown)
+
+
+def judge_turn(
+    state: TurnState,
+    query: str,
+    translated: str | None,
+    st: Stage,
+    retriever: Callable[[], Retriever],
+    settings: Settings,
+) -> None:
+    """Does the documentation cover the turn's question (ADR 0055)? Uncertain: the answer says it does not,
+    with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
+    be searched says nothing about the documentation: no verdict then. The verdict and its signals go
+    to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
+    result = state.retrieval
+    if result is None or any(d.without_index for d in result.degraded):
+        return
+    readable = translated is not None or foreign(query, settings.index.language) is None
+    weights = Weights.from_settings(settings)
+    verdict = judge(translated or query, result, weights, readable, retriever().unknown)
+    st.verdict = verdict.detail()
+    if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
+        st.verdict.forced = True
+    elif verdict.uncertain:
+        state.uncertain_reason = verdict.reason
+        result.suggestions = nearest_topics(result.chunks, result.suggestions)
+
+
+def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), limit: int = TOPICS) -> list[str]:
+    """The retrieved passages' sections (`Chunk.topic`), distinct, best first; the suggested titles
+    when nothing was retrieved."""
+    return list(dict.fromkeys([*(c.topic for c in chunks), *suggestions]))[:limit]
