@@ -20,7 +20,7 @@ def asked(options: SearchOptions, translated: str | None) -> tuple[str, Analysis
     """The query and the analysis `Retriever.search` hands to the search proper (which needs an index)."""
     seen: dict[str, Any] = {}
 
-    def search(query: str, k: int, vector: Any, analysis: Analysis | None) -> tuple[None, dict]:
+    def search(query: str, k: int, vector: Any, analysis: Analysis | None, **_: Any) -> tuple[None, dict]:
         seen.update(query=query, analysis=analysis)
         return None, {}
 

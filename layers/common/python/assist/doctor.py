@@ -139,7 +139,7 @@ def index_state(settings: Settings) -> dict[str, Any]:
     """The live index's location, its passages and documents; a missing local index is not a failure (the
     first `assist ask` builds it), an unreadable one is."""
     from assist.aws.clients import index_s3
-    from assist.index import pointer
+    from assist.index import calibration, pointer
     from assist.index.manifest import read as read_manifest
     from assist.index.store import connect
 
@@ -156,12 +156,15 @@ def index_state(settings: Settings) -> dict[str, Any]:
         db = connect(live, settings.storage_options())
         table = db.open_table(settings.index.table)
         entries = read_manifest(db, settings.index.table)
+        calibrated = calibration.read(db, settings.index.table)
         return {
             "uri": live,
             "ok": True,
             "state": "ready",
             "chunks": table.count_rows(),
             "documents": len(entries) if entries is not None else None,
+            # the verdict's threshold for this version (ADR 0096); None: built before calibration, or with it off
+            "calibration": calibrated.summary() if calibrated else None,
             **({"reader": reader(settings, live)} if settings.index.is_s3 else {}),
         }
     except Exception as exc:  # any index failure is what this reports

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from assist.answer.phrases import language, phrase
-from assist.contracts import Chunk
+from assist.contracts import AnsweredBy, Chunk, GenerateStage
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 def fixed_answer(state: TurnState) -> str:
     """The answer of a turn the verdict found uncertain, with its near misses; its `generate` stage says no
     model was asked."""
-    with stage(state.stages, "generate") as st:
-        st.model, st.answered_by = None, "not_covered"
+    with stage(state, GenerateStage(skipped=True)) as st:
+        st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
         r = state.retrieval
         return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 

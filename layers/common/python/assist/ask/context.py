@@ -16,14 +16,17 @@ from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.phrases import language, phrase
 from assist.contracts import (
+    AnsweredBy,
+    AnsweredFrom,
     Asked,
     Chunk,
     CorpusMatch,
+    CorpusStage,
     Degraded,
     Exchange,
+    GenerateStage,
     PromptFit,
     QueryType,
-    Stage,
     TurnState,
     UncertainReason,
 )
@@ -97,7 +100,7 @@ def with_corpus(
     given = set(match.documents)
     chunks = whole + [c for c in ctx.chunks if c.doc_id not in given]
     text = section(match, manifest.by_id)
-    if (st := named(state.stages, "corpus")) is not None:
+    if (st := named(state.stages, CorpusStage)) is not None:
         st.corpus_chars, st.document_chunks = len(text), len(whole)
         st.document_chars = sum(len(c.text) for c in whole)
     answer = extractive(match, manifest.by_id, language(state.request.message))
@@ -146,7 +149,7 @@ def budget_spent() -> LLMUnavailable:
     return LLMUnavailable("the site key's daily model budget is spent", reason=Degraded.BUDGET)
 
 
-def chat(state: TurnState, st: Stage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
+def chat(state: TurnState, st: GenerateStage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
     """The model's answer to the fitted prompt (its size traced on `st`), or why there is none: past a site key's
     budget (`fitted` None) no call is made."""
     if fitted is None:
@@ -159,44 +162,45 @@ def chat(state: TurnState, st: Stage, slots: ModelSlots, fitted: Prompt | None) 
         return exc
 
 
-def traced(st: Stage, fitted: Prompt) -> None:
+def traced(st: GenerateStage, fitted: Prompt) -> None:
     """The prompt's size against its budget, on the `generate` stage."""
     st.prompt = msgspec.convert(fitted.trace(), PromptFit)
 
 
-def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | None, ctx: Context) -> str:
+def answer_text(state: TurnState, st: GenerateStage, gen: Generation | LLMUnavailable | None, ctx: Context) -> str:
     """The answer text, from the model or — when every slot is down or too slow — without one."""
     route = state.route
     assert route is not None
     lang = language(state.request.message)
     if missing := (gen.missing if isinstance(gen, Generation | LLMUnavailable) else []):
         state.degraded.append(Degraded.MODEL_MISSING)
-        st.missing = missing  # the models a host said it does not have (`ollama pull` them)
+        st.missing_models = missing  # the models a host said it does not have (`ollama pull` them)
     if isinstance(gen, Generation):
         return _from_model(state, st, gen, lang)
     state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
     # `answered_from` says what the answer quotes and `lang` in which language, so a client can say so in the
     # answer's own words (the web chat's and the widget's notice)
-    st.model, st.answered_by, st.lang = None, "extractive", lang
+    st.model, st.answered_by, st.lang = None, AnsweredBy.EXTRACTIVE, lang
     if route.type is QueryType.PLATFORM:
-        st.answered_from = "account_data"
+        st.answered_from = AnsweredFrom.ACCOUNT_DATA
         return platform_facts(state.request.extra_context, lang)
     if route.type is QueryType.CONVERSATIONAL:
-        st.answered_from = "conversation"
+        st.answered_from = AnsweredFrom.CONVERSATION
         return conversation_recap(ctx.turns, lang)
     if ctx.corpus_answer is not None:
-        st.answered_from = "manifest"
+        st.answered_from = AnsweredFrom.MANIFEST
         return ctx.corpus_answer
-    st.answered_from = "passages"
+    st.answered_from = AnsweredFrom.PASSAGES
     index_down = any(d.without_index for d in state.degraded)
     return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
 
-def _from_model(state: TurnState, st: Stage, gen: Generation, lang: str) -> str:
+def _from_model(state: TurnState, st: GenerateStage, gen: Generation, lang: str) -> str:
     assert state.route is not None
     state.degraded += gen.degraded
     state.route.model = gen.model
-    st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
+    st.model, st.answered_by, st.model_ms = gen.model, AnsweredBy(gen.slot), round(gen.model_ms, 2)
+    st.usage = gen.usage
     st.asked = msgspec.convert(gen.request, Asked)
     if state.request.force_answer:
         st.forced = True

@@ -18,6 +18,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from assist import contracts
 from assist.answer.not_covered import fixed_answer
 from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
 from assist.ask.recorder import TurnRecorder
@@ -89,12 +90,12 @@ class Engine:
         req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
         ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
-        with stage(state.stages, "history") as st:
+        with stage(state, contracts.HistoryStage()) as st:
             recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
-        with stage(state.stages, "classify") as st:
+        with stage(state, contracts.ClassifyStage()) as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
             may_call = partial(self.model_call, state)  # asked (and counted) only if the LLM layer would run
@@ -120,7 +121,7 @@ class Engine:
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)
-        with stage(state.stages, "retrieve") as st:
+        with stage(state, contracts.RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
             search = self._submit(self._search, query, route.lexical_query)
             try:
@@ -163,7 +164,7 @@ class Engine:
 
     def recall(self, state: TurnState) -> TurnState:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
-        with stage(state.stages, "memory") as st:
+        with stage(state, contracts.MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
             state.memory = self.parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
@@ -180,7 +181,7 @@ class Engine:
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
         fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
-        with stage(state.stages, "generate", slot=slot) as st:
+        with stage(state, contracts.GenerateStage(slot=slot, skipped=fitted is None)) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)
 

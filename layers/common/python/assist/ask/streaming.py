@@ -19,7 +19,7 @@ from assist.answer.not_covered import fixed_answer
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
-from assist.contracts import Degraded, TurnState
+from assist.contracts import Degraded, GenerateStage, TurnState
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
@@ -81,7 +81,7 @@ async def _generate(
         yield route_event
         turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
         assert state.route is not None
-        with stage(state.stages, "generate", slot=state.route.model_slot) as st:
+        with stage(state, GenerateStage(slot=state.route.model_slot, skipped=fitted is None)) as st:
             if fitted is not None:
                 traced(st, fitted)
             shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
@@ -107,7 +107,7 @@ async def _generate(
             yield "token", {"text": text[len(said) :]}
         written = True  # from here the turn is written here (or fails loudly), never a second time below
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, ctx.chunks, turn)
-        yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
+        yield "done", {**msgspec.to_builtins(answer), "usage": st.usage}
     finally:
         if not written:
             state.degraded.append(Degraded.CLIENT_DISCONNECTED)

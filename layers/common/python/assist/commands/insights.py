@@ -36,11 +36,16 @@ def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist.aws.clients import index_s3
+
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist.embed.build import lazy_embedder
+    from assist.index.calibration import live
     from assist.insights.render import build
 
     s = settings()
-    html, figures = build(s, _store(s), lazy_embedder(s), args.days)
+    c = live(s, index_s3(s))
+    html, figures = build(s, _store(s), lazy_embedder(s), args.days, c.summary() if c else None)
     Path(args.out).write_text(html, encoding="utf-8")
     if args.json:
         emit({"out": args.out, **figures})

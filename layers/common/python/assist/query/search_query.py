@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from msgspec import UNSET
-
+from assist.contracts import QueryBy, RewriteStage, TranslateStage
 from assist.deadline import after, sooner
 from assist.language import foreign
 from assist.query.rewrite import deterministic_rewrite, leans_on_history, llm_rewrite
@@ -32,21 +31,21 @@ def resolve_search_query(
     assert route is not None, "classify runs before the search query"
     route.retrieval_query = message
     if leans_on_history(message, state.history):
-        with stage(state.stages, "rewrite") as st:
+        with stage(state, RewriteStage()) as st:
             rewritten = None
             if may_call():
                 rewritten = llm_rewrite(slots(), message, state.history, _light_deadline(state, settings))
-            st.by = "llm" if rewritten else "history"
+            st.by = QueryBy.LLM if rewritten else QueryBy.HISTORY
             route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
             st.query = route.retrieval_query
     lang = foreign(route.retrieval_query, settings.index.language)
     if lang is None or not settings.ollama.host_explicit or not may_call():
         return
-    with stage(state.stages, "translate") as st:
+    with stage(state, TranslateStage()) as st:
         to, deadline = settings.index.language, _light_deadline(state, settings)
         route.lexical_query = llm_translate(slots(), route.retrieval_query, to, deadline)
-        st.source_language, st.to, st.by = lang, to, "llm" if route.lexical_query else "none"
-        st.query = route.lexical_query or UNSET
+        st.source_language, st.to, st.by = lang, to, QueryBy.LLM if route.lexical_query else QueryBy.NONE
+        st.query = route.lexical_query
 
 
 def _light_deadline(state: TurnState, settings: Settings) -> float | None:

@@ -16,9 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from msgspec import UNSET
-
-from assist.contracts import CorpusMatch, Stage
+from assist.contracts import CorpusKind, CorpusMatch, CorpusStage, FoundBy
 from assist.index.identifiers import mentions, prefixes
 from assist.index.manifest import line
 from assist.language import fold
@@ -156,16 +154,15 @@ def recognize_turn(state: TurnState, corpus: Callable[[], Corpus | None] | None,
         return
     state.corpus = match
     state.stages.append(
-        Stage(
-            name="corpus",
+        CorpusStage(
             ms=round((time.perf_counter() - start) * 1000, 2),
             kind=match.kind,
             subject=match.subject,
             matched=match.matched,
             entries=len(match.entries),
             documents=match.documents,
-            found_by=match.found_by or UNSET,
-            missing=match.missing or UNSET,
+            found_by=match.found_by,
+            missing_ids=match.missing,
         )
     )
 
@@ -185,30 +182,32 @@ def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: 
     subject = corpus.subject_of(q)
     if missing and not found:
         subject = missing[0].split("-", 1)[0]
-        return _listing("existence", subject, corpus, budget_chars, written, missing)
+        return _listing(CorpusKind.EXISTENCE, subject, corpus, budget_chars, written, missing)
     if exists and subject is not None and not found:
-        return _listing("existence", subject, corpus, budget_chars, written, missing)
+        return _listing(CorpusKind.EXISTENCE, subject, corpus, budget_chars, written, missing)
     if found:
         named = [d for k in keys for d in [*corpus.manifest.owners(k), *corpus.companions(k)]]
         return CorpusMatch(
-            kind="document",
+            kind=CorpusKind.DOCUMENT,
             total=len(corpus.entries),
             documents=list(dict.fromkeys(named)),
             entries=list(dict.fromkeys(named)),
-            found_by="identifier",
+            found_by=FoundBy.IDENTIFIER,
             mentioned=written,
             missing=missing,
         )
     if (count or enumerate_) and subject is not None:
-        return _listing("count" if count else "enumerate", subject, corpus, budget_chars, written, [])
+        return _listing(CorpusKind.COUNT if count else CorpusKind.ENUMERATE, subject, corpus, budget_chars, written, [])
     if document and (titled := corpus.titled(question)):
         ids = [e.id for e in titled]
-        return CorpusMatch(kind="document", total=len(corpus.entries), documents=ids, entries=ids, found_by="title")
+        return CorpusMatch(
+            kind=CorpusKind.DOCUMENT, total=len(corpus.entries), documents=ids, entries=ids, found_by=FoundBy.TITLE
+        )
     return None
 
 
 def _listing(
-    kind: str, subject: str, corpus: Corpus, budget_chars: int, written: list[str], missing: list[str]
+    kind: CorpusKind, subject: str, corpus: Corpus, budget_chars: int, written: list[str], missing: list[str]
 ) -> CorpusMatch:
     matched = corpus.matching(subject)
     given: list[str] = []
