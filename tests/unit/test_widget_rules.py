@@ -3,6 +3,7 @@ the defaults, visitor tokens that verify only as they were issued, and the page 
 
 from __future__ import annotations
 
+import json
 import time
 
 import jwt
@@ -10,8 +11,9 @@ import pytest
 
 from assist.api.widget import _page
 from assist.contracts import InvalidRequest
-from assist.settings import Settings
-from assist.widget.gate import Effective, client_ip
+from assist.settings import Settings, SettingsError
+from assist.widget.address import UNKNOWN, Addresses
+from assist.widget.gate import Effective, KeyCache
 from assist.widget.origins import normalize
 from assist.widget.store.store import Limits, SiteKey
 from assist.widget.tokens import BadVisitorToken, is_visitor_token, issue, new_visitor_id, verify
@@ -50,11 +52,58 @@ def test_anything_but_scheme_host_and_port_is_refused_with_why(bad):
         normalize(bad)
 
 
-def test_the_source_address_is_the_one_the_trusted_proxy_wrote():
-    assert client_ip("10.0.0.5", "1.2.3.4, 203.0.113.7", hops=0) == "10.0.0.5"  # no proxy: the socket
-    assert client_ip("10.0.0.5", "1.2.3.4, 203.0.113.7", hops=1) == "203.0.113.7"  # what a client wrote is ignored
-    assert client_ip("10.0.0.5", "203.0.113.7, 10.0.0.9", hops=2) == "203.0.113.7"
-    assert client_ip("10.0.0.5", None, hops=1) == "10.0.0.5"  # no header: not behind the proxy after all
+def scope(peer: str = "10.0.0.5", event: dict | None = None, **headers: str) -> dict:
+    """An ASGI scope as uvicorn (or, with `event`, mangum) builds it."""
+    out = {"client": (peer, 5000), "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]}
+    return out | ({"aws.event": event} if event is not None else {})
+
+
+def adapter_context(source_ip: str) -> str:
+    """The x-amzn-request-context header as the Lambda Web Adapter writes it for a function URL's event."""
+    return json.dumps(
+        {"accountId": "anonymous", "http": {"method": "POST", "sourceIp": source_ip}, "stage": "$default"}
+    )
+
+
+def addresses(**widget: object) -> Addresses:
+    return Addresses(Settings().with_(widget=widget).widget)
+
+
+def test_the_address_is_the_platforms_record_never_what_the_client_wrote():
+    forged = {"x_forwarded_for": "198.51.100.1"}
+    # locally: the socket's peer; X-Forwarded-For and a client-written request context are ignored
+    assert addresses().of(scope(**forged, x_amzn_request_context=adapter_context("198.51.100.2"))) == "10.0.0.5"
+    # behind the adapter: the request context's http.sourceIp (the adapter replaces any header of that name)
+    behind = addresses(address_from="lambda-web-adapter")
+    assert behind.of(scope("127.0.0.1", **forged, x_amzn_request_context=adapter_context("203.0.113.7"))) == (
+        "203.0.113.7"
+    )
+    assert behind.of(scope("127.0.0.1", x_amzn_request_context="null")) == UNKNOWN  # not what the adapter writes
+    assert behind.of(scope("127.0.0.1", x_amzn_request_context=adapter_context("not-an-ip"))) == UNKNOWN
+    # behind API Gateway (mangum): the event's sourceIp, HTTP API or REST API
+    http_api = {"requestContext": {"http": {"sourceIp": "203.0.113.8"}}, "headers": forged}
+    rest_api = {"requestContext": {"identity": {"sourceIp": "203.0.113.9"}}}
+    assert addresses().of(scope("203.0.113.1", http_api, **forged)) == "203.0.113.8"
+    assert addresses().of(scope("203.0.113.1", rest_api, **forged)) == "203.0.113.9"
+
+
+def test_x_forwarded_for_is_read_only_from_a_named_proxy_and_ipv6_is_grouped_by_its_64():
+    proxied = addresses(trusted_proxies=("10.0.0.0/8",))
+    assert proxied.of(scope("10.0.0.5", x_forwarded_for="1.2.3.4, 203.0.113.7")) == "203.0.113.7"
+    assert proxied.of(scope("10.0.0.5", x_forwarded_for="203.0.113.7, 10.0.0.9")) == "203.0.113.7"
+    assert proxied.of(scope("10.0.0.5")) == "10.0.0.5"  # no header: the proxy's own request
+    assert proxied.of(scope("198.51.100.4", x_forwarded_for="203.0.113.7")) == "198.51.100.4"  # not the proxy
+    assert proxied.of(scope("10.0.0.5", x_forwarded_for="203.0.113.7, junk")) == UNKNOWN
+    v6 = addresses()
+    assert v6.of(scope("2001:db8:1:2:aaaa::1")) == v6.of(scope("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
+    assert v6.of(scope("2001:db8:1:3::1")) != v6.of(scope("2001:db8:1:2::1"))
+    assert v6.of(scope("::ffff:192.0.2.1")) == "192.0.2.1"
+    with pytest.raises(SettingsError, match="WIDGET_TRUSTED_PROXIES"):
+        addresses(trusted_proxies=("10.0.0.0/33",))
+    assert Settings.from_env({"WIDGET_TRUSTED_PROXIES": "10.0.0.0/8|2001:db8::/32"}).widget.trusted_proxies == (
+        "10.0.0.0/8",
+        "2001:db8::/32",
+    )
 
 
 def test_a_key_keeps_its_own_limits_and_follows_the_defaults_for_the_rest():
@@ -98,3 +147,29 @@ def test_the_page_kept_is_on_the_visitors_site_and_only_its_path():
     assert _page("https://evil.example/guide", site) is None
     assert _page(f"{site}/" + "a" * 3000, site) is None
     assert _page(None, site) is None
+
+
+class CountingStore:
+    """The widget store's key listing, counted."""
+
+    def __init__(self, keys: list[SiteKey]) -> None:
+        self.keys, self.reads = keys, 0
+
+    def all_keys(self) -> list[SiteKey]:
+        self.reads += 1
+        return list(self.keys)
+
+
+def test_made_up_keys_read_no_store_per_request_and_a_new_key_is_seen_within_a_second():
+    now = [0.0]
+    known = SiteKey(key="pk_known", origins=[], created_at="")
+    store = CountingStore([known])
+    cache = KeyCache(lambda: store, ttl_s=30.0, clock=lambda: now[0])
+    for i in range(1000):  # 1,000 made-up keys over 10 s
+        assert cache.get(f"pk_made_up_{i}") is None
+        now[0] += 0.01
+    assert store.reads <= 11  # the whole set once, then at most once a second for keys not in it
+    assert cache.get("pk_known") is known
+    store.keys.append(SiteKey(key="pk_new", origins=[], created_at=""))
+    now[0] += KeyCache.MISS_REREAD_S
+    assert cache.get("pk_new") is not None

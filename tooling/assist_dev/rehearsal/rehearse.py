@@ -104,6 +104,7 @@ class Rehearsal:
     admin_token: str = ""  # a token with the InsightsScope parameter's scope
     session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
     turns: dict[str, int] = field(default_factory=dict)
+    source_ip: str = "203.0.113.7"  # the client's address, as API Gateway and the function URL record it
 
     def process(self, logical: str) -> FunctionProcess:
         return self.processes[logical]
@@ -135,7 +136,7 @@ class Rehearsal:
             "accountId": ACCOUNT,
             "apiId": "rehearsal",
             "domainName": "api.rehearsal",
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": "203.0.113.7"},
+            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": self.source_ip},
             "requestId": uuid.uuid4().hex,
             "routeKey": f"{method} {path}",
             "stage": "$default",
@@ -464,14 +465,15 @@ WIDGET_SITE = "https://docs.rehearsal.example"
 def flow_widget(r: Rehearsal) -> None:
     """The widget (docs/widget.md): an admin's site key through the admin route; its script and a visitor token
     through the HTTP API with no JWT (the key and the Origin are the check, another origin is refused); an answer
-    streamed on the function URL with the visitor token; the visitor's limit hit. Each function under its role:
-    the token key read from its secret, the keys and counters in the widget table."""
+    streamed with the visitor token from the stream function invoked as its function URL invokes it (a payload 2.0
+    event, the Lambda Web Adapter's x-amzn-request-context), the client forging X-Forwarded-For; the visitor's limit
+    hit; the address's limit hit on the session's history whatever address the client claims (ADR 0092). Each
+    function under its role: the token key read from its secret, the keys and counters in the widget table."""
     # deferred, ADR 0071: httpx 0.11 s
-    import httpx
+    from assist_dev.doubles.function_url import FunctionUrl
 
-    status, key = r.api(
-        "POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": {"visitor_questions": 1}}, r.admin_token
-    )
+    limits = {"visitor_questions": 1, "ip_requests": 4}  # the address: token, question, question, history
+    status, key = r.api("POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": limits}, r.admin_token)
     if status != 201 or not isinstance(key, dict):
         raise FlowFailed(f"POST /v1/admin/keys: HTTP {status}: {str(key)[:200]}")
     status, script, _ = r.call("GET", "/widget.js", authorized=False)
@@ -489,17 +491,22 @@ def flow_widget(r: Rehearsal) -> None:
     )
     if status != 200 or headers.get("access-control-allow-origin") != WIDGET_SITE:
         raise FlowFailed(f"POST /v1/widget/session: HTTP {status}: {str(visitor)[:200]}")
-    ask = {
-        "url": r.stream_url() + f"/v1/ask/stream?key={key['key']}",
-        "json": {"session_id": f"{visitor['visitor']}.rehearsal", "message": "How is the engine configured?"},
-        "headers": {
+    url = FunctionUrl(r.stream_url())
+    source = r.source_ip  # the address the HTTP API saw: the same client, the same counter
+
+    def as_visitor(forged: int) -> dict[str, str]:
+        """The visitor's headers, with an X-Forwarded-For and a request context it wrote itself."""
+        claimed = f"10.0.0.{forged}"
+        context = json.dumps({"http": {"sourceIp": claimed}})
+        return {
             "authorization": f"Bearer {visitor['token']}",
             "origin": WIDGET_SITE,
-            "x-forwarded-for": "203.0.113.7",  # as the function URL adds it
-        },
-        "timeout": 60,
-    }
-    with httpx.stream("POST", **ask) as resp:
+            "x-forwarded-for": claimed,
+            "x-amzn-request-context": context,
+        }
+
+    ask = {"session_id": f"{visitor['visitor']}.rehearsal", "message": "How is the engine configured?"}
+    with url.stream("POST", f"/v1/ask/stream?key={key['key']}", source, as_visitor(1), ask) as resp:
         body = resp.read().decode()
     if (
         resp.status_code != 200
@@ -507,9 +514,16 @@ def flow_widget(r: Rehearsal) -> None:
         or resp.headers.get("access-control-allow-origin") != WIDGET_SITE
     ):
         raise FlowFailed(f"the visitor's stream: HTTP {resp.status_code}: {body[:200]}")
-    limited = httpx.post(**ask)
+    limited = url.request("POST", "/v1/ask/stream", source, as_visitor(2), ask)
     if limited.status_code != 429 or not limited.headers.get("retry-after"):
         raise FlowFailed(f"the visitor's second question (limit 1): HTTP {limited.status_code}: {limited.text[:200]}")
+    history = f"/v1/sessions/{ask['session_id']}"
+    read = url.request("GET", history, source, as_visitor(3))
+    if read.status_code != 200 or len(read.json().get("turns", [])) != 1:
+        raise FlowFailed(f"the visitor's history: HTTP {read.status_code}: {read.text[:200]}")
+    forged = url.request("GET", history, source, as_visitor(4))  # the 5th request of the address: its limit is 4
+    if forged.status_code != 429 or forged.json().get("reason") != "ip_limit":
+        raise FlowFailed(f"a 5th request claiming another address: HTTP {forged.status_code}: {forged.text[:200]}")
 
 
 def flow_metrics(r: Rehearsal) -> None:

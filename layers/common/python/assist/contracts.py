@@ -441,7 +441,8 @@ class Exchange(msgspec.Struct):
 
 class Site(msgspec.Struct, omit_defaults=True):
     """Where a widget visitor's question comes from (docs/widget.md): the site key, the page it was asked on, and
-    whether the key's daily model budget still covers it (False: answered without a model, `budget`)."""
+    whether its turn may still ask a model: False once a model call found the key's daily budget spent (each call
+    counts, ADR 0092); the turn then asks none, its answer extractive with `budget`."""
 
     key: str
     page: str | None = None

@@ -318,15 +318,21 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
     key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
     stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
-    forwarded_hops: int = 0  # proxies in front that append to X-Forwarded-For (0: the socket's address)
+    # where a request's address is read (ADR 0092): "socket" (the peer; behind mangum, the event's sourceIp), or
+    # "lambda-web-adapter" (the x-amzn-request-context header the adapter sets, `http.sourceIp`): only a process
+    # behind the adapter may trust that header, a client can send one too
+    address_from: Literal["socket", "lambda-web-adapter"] = "socket"
+    # proxies (CIDRs) whose X-Forwarded-For entries are trusted; empty: X-Forwarded-For is never read
+    trusted_proxies: tuple[str, ...] = ()
     # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
     visitor_questions: int = 20  # questions per visitor per window
     visitor_window_s: int = 600
     key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
     key_burst: int = 30  # questions a key may get at once above that rate
-    ip_requests: int = 120  # questions and visitor tokens per source address per window
+    ip_requests: int = 120  # requests per source address per window: tokens, questions, history, feedback
     ip_window_s: int = 600
-    daily_model_calls: int = 2000  # questions a key gets answered by a model per UTC day; then extractive
+    new_visitors: int = 20  # new visitor ids an address gets per address window
+    daily_model_calls: int = 2000  # model calls (any stage's) a key's visitors make per UTC day; then none
 
     secret: ClassVar[frozenset[str]] = frozenset({"token_key"})
 

@@ -54,7 +54,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     @post(
         "/v1/ask/stream",
         status_code=200,
-        opt={"visitor": True},
+        opt={"visitor": True, "limits": "own"},
         summary="Answer as Server-Sent Events: route, token…, done (or error)",
     )
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
@@ -88,6 +88,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     from assist.doctor import doctor
 
     widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
+    engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
     routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]

@@ -5,11 +5,14 @@ limits before any work, and the admin routes of site keys.
   any other origin, an unknown or revoked key: 403, nothing signed.
 - The guard of every route (before the body is read): a request carrying a visitor token is let through only
   to `/v1/ask/stream`, `/v1/sessions/{id}` and its feedback, from the origin the token was issued to, while its
-  key is active, on a session of its own visitor; its caller is then `visitor:<id>`.
+  key is active, on a session of its own visitor; its caller is then `visitor:<id>`. It counts against the
+  request's address, unless its route counts it with the rest of its limits (`opt["limits"] == "own"`).
+- The address is the platform's record of it (widget/address.py, ADR 0092), never a header the client wrote.
 - CORS: a preflight names its key in the query (`?key=pk_…`, as the widget sends every request); it is granted
   only to that key's origins. An answer carries `Access-Control-Allow-Origin` only when the request's origin
   passed the key's check.
-- Before a visitor's question is classified: the limits (widget/gate.py), then the day's model budget.
+- Before a visitor's question is classified: the limits (widget/gate.py); each model call of its turn then
+  counts on the key's daily model budget (`Gate.spend`, the engine's `meter`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from assist.contracts import InvalidRequest, Site
 from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.widget import keys
-from assist.widget.gate import Gate, WidgetRefused, client_ip, token_key
+from assist.widget.address import Addresses
+from assist.widget.gate import Gate, TooManyRequests, WidgetRefused, token_key
 from assist.widget.store.backends import open_widget_store
 from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
 
@@ -65,6 +69,7 @@ class Widget:
         self.settings = settings
         self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
         self.gate = Gate(settings, self.store.get)
+        self.addresses = Addresses(settings.widget)
         self._signing = Lazy(lambda: token_key(settings, self.store.get))
 
     # -- the guard: visitor tokens ------------------------------------------------------
@@ -77,24 +82,27 @@ class Widget:
                 "a visitor token is accepted only by the widget's routes: /v1/ask/stream, "
                 "/v1/sessions/{id} and its feedback, /v1/widget/session"
             )
-        origin = connection.headers.get("origin")
-        visitor = await anyio.to_thread.run_sync(self._visitor, token.strip(), origin)
+        origin, ip = connection.headers.get("origin"), self.addresses.of(connection.scope)
+        metered = handler.opt.get("limits") != "own"
+        visitor = await anyio.to_thread.run_sync(self._visitor, token.strip(), origin, ip, metered)
         connection.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
         session = connection.path_params.get("session_id")
         if session is not None and not visitor.owns(session):
             raise WidgetRefused(f"session {session[:128]!r} is not this visitor's")
         connection.scope[VISITOR_SCOPE_KEY] = visitor  # type: ignore[literal-required]
 
-    def _visitor(self, token: str, origin: str | None) -> Visitor:
+    def _visitor(self, token: str, origin: str | None, ip: str, metered: bool) -> Visitor:
         try:
             visitor = verify(self._signing.get(), token)
         except BadVisitorToken as exc:
             raise NotAuthorizedException(
                 str(exc), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}
             ) from exc
-        self.gate.site(visitor.key, origin)  # still active, origin still listed
+        site = self.gate.site(visitor.key, origin, ip)  # still active, origin still listed
         if origin != visitor.origin:
             raise WidgetRefused("this visitor token was issued to a page of another origin")
+        if metered:  # session history, feedback: the address's requests
+            self.gate.admit_read(site, ip)
         return visitor
 
     # -- a visitor's question ---------------------------------------------------------------
@@ -107,17 +115,13 @@ class Widget:
         if sent := [f for f in PLATFORM_FIELDS if getattr(data, f) is not None]:
             raise InvalidRequest(f"a visitor sends a message only; {', '.join(sent)} come from the platform")
         page = _page(request.headers.get("x-assist-page"), visitor.origin)
-        ip = self.ip(request)
+        ip = self.addresses.of(request.scope)
 
-        def check() -> bool:
-            return self.gate.admit_question(self.gate.site(visitor.key, visitor.origin), visitor.id, ip)
+        def check() -> None:
+            self.gate.admit_question(self.gate.site(visitor.key, visitor.origin, ip), visitor.id, ip)
 
-        models = await anyio.to_thread.run_sync(check)
-        return Site(key=visitor.key, page=page, models=models)
-
-    def ip(self, request: Request) -> str:
-        peer = request.client.host if request.client else None
-        return client_ip(peer, request.headers.get("x-forwarded-for"), self.settings.widget.forwarded_hops)
+        await anyio.to_thread.run_sync(check)
+        return Site(key=visitor.key, page=page)
 
     # -- routes -------------------------------------------------------------------------
     def routes(self) -> list[Any]:
@@ -126,16 +130,17 @@ class Widget:
         @post(
             "/v1/widget/session",
             status_code=200,
-            opt={"public": True, "visitor": True},
+            opt={"public": True, "visitor": True, "limits": "own"},
             summary="A visitor token for a page of one of the site key's origins (the widget's first call)",
         )
         async def widget_session(data: SessionRequest, request: Request) -> dict[str, Any]:
-            origin = request.headers.get("origin")
-            site = await anyio.to_thread.run_sync(self.gate.site, data.key, origin)
+            origin, ip = request.headers.get("origin"), self.addresses.of(request.scope)
+            site = await anyio.to_thread.run_sync(self.gate.site, data.key, origin, ip)
             request.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
-            await anyio.to_thread.run_sync(self.gate.admit_token, site, self.ip(request))
             known: Visitor | None = request.scope.get(VISITOR_SCOPE_KEY)  # type: ignore[call-overload]
-            visitor = known.id if known is not None and known.key == site.key else new_visitor_id()
+            renewed = known is not None and known.key == site.key
+            await anyio.to_thread.run_sync(self.gate.admit_token, site, ip, not renewed)
+            visitor = known.id if known is not None and renewed else new_visitor_id()
             token, expires = issue(
                 self._signing.get(), visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock()
             )
@@ -150,7 +155,9 @@ class Widget:
         @post("/v1/admin/keys", status_code=201, sync_to_thread=True, summary="Create a site key for the widget")
         def create_key(data: keys.NewKey, request: Request) -> dict[str, Any]:
             self._admin(request)
-            return keys.view(keys.create(self.store.get(), data), settings)
+            key = keys.create(self.store.get(), data)
+            self.gate.keys.put(key)
+            return keys.view(key, settings)
 
         @get("/v1/admin/keys", sync_to_thread=True, summary="Every site key, with the limits in force")
         def list_keys(request: Request) -> dict[str, Any]:
@@ -160,7 +167,9 @@ class Widget:
         @delete("/v1/admin/keys/{key:str}", status_code=200, sync_to_thread=True, summary="Revoke a site key")
         def revoke_key(key: str, request: Request) -> dict[str, Any]:
             self._admin(request)
-            return keys.view(keys.revoke(self.store.get(), key), settings)
+            revoked = keys.revoke(self.store.get(), key)
+            self.gate.keys.put(revoked)
+            return keys.view(revoked, settings)
 
         return [widget_session, create_key, list_keys, revoke_key]
 
@@ -201,11 +210,17 @@ class WidgetCORS(ASGIMiddleware):
 
     async def _preflight(self, scope: Scope, origin: str, send: Send) -> None:
         key = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key") or [""])[0]
+        ip = self.widget.addresses.of(scope)
         try:
-            await anyio.to_thread.run_sync(self.widget.gate.site, key, origin)
+            await anyio.to_thread.run_sync(self.widget.gate.site, key, origin, ip)
         except WidgetRefused as exc:
             body = msgspec.json.encode({"status_code": 403, "detail": str(exc)})
             await _reply(send, 403, [(b"content-type", b"application/json")], body)
+            return
+        except TooManyRequests as exc:
+            body = msgspec.json.encode({"status_code": 429, "detail": str(exc), "reason": exc.reason})
+            headers = [(b"content-type", b"application/json"), (b"retry-after", str(exc.retry_after_s).encode())]
+            await _reply(send, 429, headers, body)
             return
         allow = [
             (b"access-control-allow-methods", b"GET, POST"),

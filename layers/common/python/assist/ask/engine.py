@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
@@ -67,6 +68,9 @@ class Engine:
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
         self.recorder = TurnRecorder(parts.store, self._submit)
         self.sessions = Sessions(parts.store)
+        #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
+        #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
+        self.meter: Callable[[str], bool] | None = None
 
     def manifest(self) -> list[Any] | None:
         """The corpus manifest's entries (ADR 0042); None when the index has none."""
@@ -112,8 +116,8 @@ class Engine:
         with stage(state.stages, "classify") as st:
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            llm = not state.budget_spent
-            state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=llm)
+            may_call = partial(self.model_call, state)  # asked (and counted) only if the LLM layer would run
+            state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = [Exchange(r.message, r.answer, list(r.sources)) for r in recent]
@@ -131,19 +135,29 @@ class Engine:
         if leans_on_history(message, state.history):
             with stage(state.stages, "rewrite") as st:
                 rewritten = None
-                if not state.budget_spent:
+                if self.model_call(state):
                     rewritten = llm_rewrite(self.parts.slots(), message, state.history, self._light_deadline(state))
                 st.by = "llm" if rewritten else "history"
                 route.retrieval_query = rewritten or deterministic_rewrite(message, state.history)
                 st.query = route.retrieval_query
         lang = foreign(route.retrieval_query, self.settings.index.language)
-        if lang is None or not self.settings.ollama.host_explicit or state.budget_spent:
+        if lang is None or not self.settings.ollama.host_explicit or not self.model_call(state):
             return
         with stage(state.stages, "translate") as st:
             to, deadline = self.settings.index.language, self._light_deadline(state)
             route.lexical_query = llm_translate(self.parts.slots(), route.retrieval_query, to, deadline)
             st.source_language, st.to, st.by = lang, to, "llm" if route.lexical_query else "none"
             st.query = route.lexical_query or UNSET
+
+    def model_call(self, state: TurnState) -> bool:
+        """May this turn ask a model now? Counted as one call on a widget key's daily budget (ADR 0092); past it,
+        no stage of the turn asks any model (`TurnState.budget_spent`)."""
+        if state.budget_spent:
+            return False
+        if state.site is None or self.meter is None or self.meter(state.site.key):
+            return True
+        state.site.models = False
+        return False
 
     def _light_deadline(self, state: TurnState) -> float | None:
         """A search-query call (rewrite, translate) waits at most the LLM classifier's budget, and never past the
@@ -264,7 +278,7 @@ class Engine:
             return self.recorder.finish(state, self.not_covered(state), [], turn)
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
-        fitted = None if state.budget_spent else prompt(state, ctx, self.parts.slots(), self.settings)
+        fitted = prompt(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
         with stage(state.stages, "generate", slot=slot) as st:
             text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
         return self.recorder.finish(state, text, ctx.chunks, turn)

@@ -47,7 +47,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = None if state.budget_spent else prompt(state, ctx, slots, engine.settings)
+    fitted = prompt(state, ctx, slots, engine.settings) if engine.model_call(state) else None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)

@@ -63,9 +63,14 @@ class Cascade:
         return lambda: layer().embed(message)
 
     def classify(
-        self, message: str, history: list[IntentEntry], declared: QueryType | None = None, llm: bool = True
+        self,
+        message: str,
+        history: list[IntentEntry],
+        declared: QueryType | None = None,
+        llm: Callable[[], bool] | None = None,
     ) -> Route:
-        """`llm=False`: no model call (a widget key past its budget); the LLM layer is skipped as if unset."""
+        """`llm()`: asked just before the LLM layer would be, whether a model may be called (it counts the call on a
+        widget key's budget); False skips the layer as if unset."""
         s = self._settings
         start = time.perf_counter()
         pred: Prediction | None = None
@@ -89,7 +94,9 @@ class Cascade:
         )
         return route
 
-    def _by_content(self, message: str, history: list[IntentEntry], pred: Prediction | None, llm: bool) -> Route:
+    def _by_content(
+        self, message: str, history: list[IntentEntry], pred: Prediction | None, llm: Callable[[], bool] | None
+    ) -> Route:
         s = self._settings
         threshold = s.classifier.confidence_threshold
         if pred is not None and pred.decides(threshold):
@@ -106,7 +113,7 @@ class Cascade:
 
         if self._llm is None:
             why = "llm off (OLLAMA_HOST unset)"
-        elif not llm:
+        elif llm is not None and not llm():
             why = "llm off (the site key's model budget is spent)"
         else:
             try:

@@ -29,6 +29,7 @@ LIMITS = {  # option → Limits field
     "key_burst": int,
     "ip_requests": int,
     "ip_window_s": int,
+    "new_visitors": int,
     "daily_model_calls": int,
 }
 

@@ -1,12 +1,16 @@
 """What a widget request must pass before any work: an active site key, an origin it lists, and the limits
-(ADRs 0089, 0090).
+(ADRs 0089, 0090, 0092).
 
-A question from a visitor is checked, in this order, each with its own 429 and Retry-After:
-1. the source address (`ip_requests` per `ip_window_s`, questions and visitor tokens together);
-2. the site key's rate (`key_rate_per_s` steady, `key_burst` at once; GCRA);
-3. the visitor (`visitor_questions` per `visitor_window_s`).
-A check that refuses leaves the later counters untouched. Then the key's daily model budget
-(`daily_model_calls` per UTC day) decides whether a model may answer: past it the answer is extractive, with
+The limits run cheapest-to-forge last, each with its own 429 (`reason`) and Retry-After; a check that refuses
+leaves the later counters untouched:
+1. the source address (`ip_requests` per `ip_window_s`): every request a visitor's page makes counts, tokens,
+   questions, session history, feedback, and lookups of keys that do not exist;
+2. for a new visitor id, the address's new ids (`new_visitors` per `ip_window_s`); for a question, the visitor
+   (`visitor_questions` per `visitor_window_s`);
+3. for a question, the site key's shared rate (`key_rate_per_s` steady, `key_burst` at once; GCRA), last, so a
+   visitor over its own limit costs the key's other visitors nothing.
+Then the key's daily model budget (`daily_model_calls` per UTC day) counts model calls, whichever stage makes one
+(classifier, rewrite, translation, answer): past it a turn asks no model, its answer extractive with
 `degraded: ["budget"]`, never refused. Each limit is the key's own or the deployment's default.
 """
 
@@ -61,6 +65,7 @@ class Effective:
     key_burst: int
     ip_requests: int
     ip_window_s: int
+    new_visitors: int
     daily_model_calls: int
 
     @classmethod
@@ -75,31 +80,31 @@ class Effective:
 
 
 class KeyCache:
-    """Site keys as this process last read them, each for `ttl_s`: a revoked key stops working within it."""
+    """Every site key as this process last read them all (one read), so looking a key up, known or made up, reads
+    no store: the whole set is read again every `ttl_s` (a revoked key stops working within it), and at most once
+    per `MISS_REREAD_S` when a key is not in it (a key created elsewhere works within that)."""
+
+    MISS_REREAD_S = 1.0
 
     def __init__(self, store: Callable[[], WidgetStore], ttl_s: float, clock: Callable[[], float] = time.monotonic):
         self._store, self._ttl, self._clock = store, ttl_s, clock
-        self._seen: dict[str, tuple[float, SiteKey | None]] = {}
-        self._lock = threading.Lock()
-
-    def cached(self, key: str) -> tuple[bool, SiteKey | None]:
-        """(known, key) without reading the store: `known` False when it must be read."""
-        with self._lock:
-            hit = self._seen.get(key)
-        if hit is not None and self._clock() - hit[0] < self._ttl:
-            return True, hit[1]
-        return False, None
+        self._keys: dict[str, SiteKey] | None = None
+        self._read_at = 0.0
+        self._lock = threading.Lock()  # one read at a time: requests arriving together wait for it, not repeat it
 
     def get(self, key: str) -> SiteKey | None:
-        known, found = self.cached(key)
-        if known:
-            return found
-        found = self._store().get_key(key)
         with self._lock:
-            if len(self._seen) > 10_000:  # made-up keys must not grow it without end
-                self._seen.clear()
-            self._seen[key] = (self._clock(), found)
-        return found
+            age = self._clock() - self._read_at
+            if self._keys is None or age >= self._ttl or (key not in self._keys and age >= self.MISS_REREAD_S):
+                self._keys = {k.key: k for k in self._store().all_keys()}
+                self._read_at = self._clock()
+            return self._keys.get(key)
+
+    def put(self, key: SiteKey) -> None:
+        """A key this process created or revoked: known here at once."""
+        with self._lock:
+            if self._keys is not None:
+                self._keys[key.key] = key
 
 
 class Gate:
@@ -110,10 +115,13 @@ class Gate:
         self.keys = KeyCache(store, settings.widget.key_cache_s)
 
     # -- keys and origins ---------------------------------------------------------------
-    def site(self, key: str, origin: str | None) -> SiteKey:
-        """The active key `key` if `origin` is one of its origins; a 403 saying which part fails otherwise."""
+    def site(self, key: str, origin: str | None, ip: str) -> SiteKey:
+        """The active key `key` if `origin` is one of its origins; a 403 saying which part fails otherwise. A key
+        that does not exist (or is revoked) counts against the address first, at the deployment's limit."""
         found = self.keys.get(key) if key.startswith("pk_") else None
         if found is None or not found.active:
+            w = self.settings.widget
+            self._address(f"ip#{ip}", ip, w.ip_requests, w.ip_window_s, self._ms())
             raise WidgetRefused(f"site key {key[:40]!r} is unknown or revoked")
         if not origin:
             raise WidgetRefused("no Origin header: the widget's requests come from a page of the key's sites")
@@ -122,24 +130,31 @@ class Gate:
         return found
 
     # -- limits ---------------------------------------------------------------------------
-    def admit_token(self, site: SiteKey, ip: str) -> None:
-        """A visitor token costs its address one request of its window."""
-        limits = Effective.of(site, self.settings)
-        self._check(
-            self._store().window(f"ip#{site.key}#{ip}", limits.ip_requests, limits.ip_window_s, self._ms()),
-            "ip_limit",
-            f"address {ip} made {limits.ip_requests} requests in {limits.ip_window_s} s",
-        )
+    def admit_token(self, site: SiteKey, ip: str, new_visitor: bool) -> None:
+        """A visitor token: one request of its address; a new visitor id, one of the address's new ids too."""
+        limits, now = Effective.of(site, self.settings), self._ms()
+        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
+        if new_visitor:
+            self._check(
+                self._store().window(f"new#{site.key}#{ip}", limits.new_visitors, limits.ip_window_s, now),
+                "new_visitor_limit",
+                f"address {ip} got {limits.new_visitors} new visitor ids in {limits.ip_window_s} s",
+            )
 
-    def admit_question(self, site: SiteKey, visitor: str, ip: str) -> bool:
-        """Every limit in order (each refusal a TooManyRequests); then True when the day's model budget still
-        covers this question, False when it must be answered without a model."""
+    def admit_read(self, site: SiteKey, ip: str) -> None:
+        """A visitor's session history or feedback: one request of its address."""
+        limits = Effective.of(site, self.settings)
+        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, self._ms())
+
+    def admit_question(self, site: SiteKey, visitor: str, ip: str) -> None:
+        """Every limit of a question in order (each refusal a TooManyRequests): address, visitor, key."""
         limits = Effective.of(site, self.settings)
         store, now = self._store(), self._ms()
+        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
         self._check(
-            store.window(f"ip#{site.key}#{ip}", limits.ip_requests, limits.ip_window_s, now),
-            "ip_limit",
-            f"address {ip} made {limits.ip_requests} requests in {limits.ip_window_s} s",
+            store.window(f"visitor#{site.key}#{visitor}", limits.visitor_questions, limits.visitor_window_s, now),
+            "visitor_limit",
+            f"this visitor asked {limits.visitor_questions} questions in {limits.visitor_window_s} s",
         )
         self._check(
             store.rate(f"rate#{site.key}", limits.key_rate_per_s, limits.key_burst, now),
@@ -147,16 +162,26 @@ class Gate:
             f"site key {site.key} gets at most {limits.key_rate_per_s:g} questions per second "
             f"({limits.key_burst} at once)",
         )
-        self._check(
-            store.window(f"visitor#{site.key}#{visitor}", limits.visitor_questions, limits.visitor_window_s, now),
-            "visitor_limit",
-            f"this visitor asked {limits.visitor_questions} questions in {limits.visitor_window_s} s",
-        )
+
+    def spend(self, key: str) -> bool:
+        """One model call of a visitor's turn on its key's daily budget: False (nothing counted) when it is spent
+        (or the key is gone), and the turn then asks no model anything more."""
+        site = self.keys.get(key)
+        if site is None:
+            return False
+        limits, now = Effective.of(site, self.settings), self._ms()
         day, left_s = self._day(now)
-        budget = store.window(f"budget#{site.key}#{day}", limits.daily_model_calls, left_s, now)
+        budget = self._store().window(budget_counter(key, day), limits.daily_model_calls, left_s, now)
         if not budget.allowed:
-            log.info("widget.budget_spent", key=site.key, day=day, budget=limits.daily_model_calls)
+            log.info("widget.budget_spent", key=key, day=day, budget=limits.daily_model_calls)
         return budget.allowed
+
+    def _address(self, counter: str, ip: str, limit: int, window_s: int, now: int) -> None:
+        self._check(
+            self._store().window(counter, limit, window_s, now),
+            "ip_limit",
+            f"address {ip} made {limit} requests in {window_s} s",
+        )
 
     @staticmethod
     def _check(taken: Taken, reason: str, what: str) -> None:
@@ -186,11 +211,6 @@ def token_key(settings: Settings, store: Callable[[], WidgetStore]) -> str:
     return store().secret(TOKEN_KEY_NAME, secrets.token_urlsafe(32))
 
 
-def client_ip(peer: str | None, forwarded_for: str | None, hops: int) -> str:
-    """The source address: the socket's, or with `hops` proxies in front that each append the address they saw
-    to X-Forwarded-For, the entry the outermost of them wrote (what a client writes itself comes before it)."""
-    if hops > 0 and forwarded_for:
-        entries = [e.strip() for e in forwarded_for.split(",") if e.strip()]
-        if len(entries) >= hops:
-            return entries[-hops]
-    return peer or "unknown"
+def budget_counter(key: str, day: str) -> str:
+    """The counter of a key's model calls on a UTC day (`YYYY-MM-DD`)."""
+    return f"budget#{key}#{day}"

@@ -37,9 +37,10 @@ class Limits(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     visitor_window_s: int | None = None
     key_rate_per_s: float | None = None  # the key's steady rate of questions, all visitors together
     key_burst: int | None = None  # how many may come at once above the steady rate
-    ip_requests: int | None = None  # questions and visitor tokens per source address per address window
+    ip_requests: int | None = None  # requests (tokens, questions, history, feedback) per address per address window
     ip_window_s: int | None = None
-    daily_model_calls: int | None = None  # questions answered with a model per UTC day; past it, extractive
+    new_visitors: int | None = None  # new visitor ids per address per address window
+    daily_model_calls: int | None = None  # model calls (classifier, rewrite, translation, answer) per UTC day
 
 
 class SiteKey(msgspec.Struct, omit_defaults=True):
