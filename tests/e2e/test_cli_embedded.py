@@ -62,3 +62,31 @@ def test_a_store_error_says_what_to_do_not_to_retry(tmp_path, docs_index):
     assert r.returncode == 2
     assert "is the local stack running? Start it with `make run`" in r.stderr
     assert "retry shortly" not in r.stderr
+
+
+def test_twelve_asks_at_once_on_one_session_all_succeed_on_a_new_store(tmp_path, docs_index):
+    # ADR 0093: the store's file does not exist yet, so all twelve race to create it and open it at once; before,
+    # `PRAGMA journal_mode = WAL` on every connection could fail one of them with "database is locked"
+    shutil.copytree(docs_index.index.uri, tmp_path / ".assist/index")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(CLOUD)}
+    env.update(EMBED_MODEL_DIR=str(MODEL_DIR), LOG_LEVEL="WARNING", CLASSIFIER_MODEL_PATH="none")
+    runs = [
+        subprocess.Popen(
+            [str(ASSIST), "ask", f"question {i}", "--type", "CONVERSATIONAL", "--session", "S", "--json"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(12)
+    ]
+    done = [(r, *r.communicate(timeout=600)) for r in runs]
+    failed = [err[-800:] for r, _, err in done if r.returncode != 0]
+    assert not failed, failed
+    answers = [json.loads(out) for _, out, _ in done]
+    assert sorted(a["turn"] for a in answers) == list(range(1, 13))  # twelve distinct turns, none lost
+    assert not [a["degraded"] for a in answers if "store_unavailable" in a["degraded"]]
+    history = assist(tmp_path, "export", "--force", "--json")  # every turn reached both tables
+    assert history.returncode == 0, history.stderr[-1500:]
+    assert json.loads(history.stdout)["records"] == 12

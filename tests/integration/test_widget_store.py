@@ -84,10 +84,13 @@ def test_concurrent_hits_on_one_rate_take_exactly_its_burst(store):
     assert sum(t.allowed for t in taken) == 10
 
 
-def test_every_process_gets_the_same_secret(store):
-    secret = name()
-    assert store.secret(secret, "first") == "first"
-    assert store.secret(secret, "second") == "first"
+def test_a_denied_visitor_stays_denied_from_its_first_denial(store):
+    visitor = name()
+    assert store.denied(visitor) is None
+    assert store.deny_visitor(visitor, "2026-11-28T04:00:00+00:00") == "2026-11-28T04:00:00+00:00"
+    assert store.deny_visitor(visitor, "2026-11-28T05:00:00+00:00") == "2026-11-28T04:00:00+00:00"
+    assert store.denied(visitor) == "2026-11-28T04:00:00+00:00"
+    assert store.denied(name()) is None
 
 
 def test_the_steps_are_what_both_backends_do():

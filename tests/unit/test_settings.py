@@ -112,7 +112,8 @@ def _sample(typ: Any, variable: str) -> tuple[str, Any]:
     if typing.get_origin(typ) is Literal:
         choice = typing.get_args(typ)[-1]
         return f" {choice.upper()} ", choice
-    return f"value-of-{variable}", f"value-of-{variable}"
+    value = f"value-of-{variable}".ljust(40, ".")  # long enough for a signing key (32 bytes at least)
+    return value, value
 
 
 def _can_be_wrong(typ: Any) -> bool:

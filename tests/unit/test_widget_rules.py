@@ -11,14 +11,24 @@ import pytest
 
 from assist.api.widget import _page
 from assist.contracts import InvalidRequest
-from assist.settings import Settings, SettingsError
+from assist.settings import Settings, SettingsError, WeakKey, check_strength
 from assist.widget.address import UNKNOWN, Addresses
 from assist.widget.gate import Effective, KeyCache
 from assist.widget.origins import normalize
 from assist.widget.store.store import Limits, SiteKey
-from assist.widget.tokens import BadVisitorToken, is_visitor_token, issue, new_visitor_id, verify
+from assist.widget.tokens import (
+    BadVisitorToken,
+    KeyRing,
+    is_visitor_token,
+    issue,
+    key_id,
+    new_visitor_id,
+    verify,
+)
 
 KEY = "k" * 64
+RING = KeyRing(KEY)
+TTL = 1800
 
 
 @pytest.mark.parametrize(
@@ -117,27 +127,70 @@ def test_a_key_keeps_its_own_limits_and_follows_the_defaults_for_the_rest():
 def test_a_visitor_token_verifies_only_as_issued():
     visitor = new_visitor_id()
     assert len(visitor) == 25
-    token, expires = issue(KEY, visitor, "pk_x", "https://docs.example.com", 60, time.time())
+    now = time.time()
+    token, expires = issue(RING, visitor, "pk_x", "https://docs.example.com", 60, now)
     assert is_visitor_token(token)
-    v = verify(KEY, token)
+    assert jwt.get_unverified_header(token)["kid"] == key_id(KEY) != key_id("another key" * 4)
+    v = verify(RING, token, TTL, now)
     assert (v.id, v.key, v.origin, v.expires_at) == (visitor, "pk_x", "https://docs.example.com", expires)
     assert v.owns(f"{visitor}.anything")
     assert not v.owns(f"{visitor}x.anything")
     assert not v.owns("someone-else.anything")
+    with pytest.raises(BadVisitorToken, match="does not hold"):  # another engine's key: its kid is unknown here
+        verify(KeyRing("another key" * 4), token, TTL, now)
+    wrong_key = jwt.encode(  # our kid, someone else's key
+        jwt.decode(token, KEY, algorithms=["HS256"], issuer="assist-widget"),
+        "another key" * 4,
+        algorithm="HS256",
+        headers={"typ": "assist-visitor+jwt", "kid": key_id(KEY)},
+    )
     with pytest.raises(BadVisitorToken, match="invalid"):
-        verify("another key" * 4, token)
-    expired, _ = issue(KEY, visitor, "pk_x", "https://docs.example.com", 60, time.time() - 3600)
+        verify(RING, wrong_key, TTL, now)
+    expired, _ = issue(RING, visitor, "pk_x", "https://docs.example.com", 60, now - 3600)
     with pytest.raises(BadVisitorToken, match="expired"):
-        verify(KEY, expired)
+        verify(RING, expired, TTL, now)
+    long_lived, _ = issue(RING, visitor, "pk_x", "https://docs.example.com", TTL * 10, now)
+    with pytest.raises(BadVisitorToken, match="longer life"):
+        verify(RING, long_lived, TTL, now)
     # a token without the visitor header is not one; one that says it is but is signed otherwise does not verify
-    user = jwt.encode({"sub": "alice", "exp": int(time.time()) + 60}, KEY, algorithm="HS256")
+    user = jwt.encode({"sub": "alice", "exp": int(now) + 60}, KEY, algorithm="HS256")
     assert not is_visitor_token(user)
     assert not is_visitor_token("not a token")
     forged = jwt.encode(
-        {"sub": visitor, "exp": int(time.time()) + 60}, KEY, algorithm="HS384", headers={"typ": "assist-visitor+jwt"}
+        {"sub": visitor, "exp": int(now) + 60},
+        KEY,
+        algorithm="HS384",
+        headers={"typ": "assist-visitor+jwt", "kid": key_id(KEY)},
     )
     with pytest.raises(BadVisitorToken):
-        verify(KEY, forged)
+        verify(RING, forged, TTL, now)
+
+
+def test_the_previous_key_verifies_what_it_signed_before_the_rotation_for_one_token_life():
+    old, new, rotated = "o" * 48, "n" * 48, 1_000_000.0
+    before, _ = issue(KeyRing(old), "v" + "0" * 24, "pk_x", "https://a.example", TTL, rotated - 60)
+    ring = KeyRing(new, old, rotated)
+    assert verify(ring, before, TTL, rotated + TTL - 61).id == "v" + "0" * 24  # within its life
+    with pytest.raises(BadVisitorToken, match="expired"):
+        verify(ring, before, TTL, rotated + TTL)  # one token life after the rotation: gone
+    after, _ = issue(KeyRing(old), "v" + "1" * 24, "pk_x", "https://a.example", TTL, rotated + 5)
+    with pytest.raises(BadVisitorToken, match="after its rotation"):  # the old key signing anew is not accepted
+        verify(ring, after, TTL, rotated + 10)
+    fresh, _ = issue(ring, "v" + "2" * 24, "pk_x", "https://a.example", TTL, rotated + 5)
+    assert jwt.get_unverified_header(fresh)["kid"] == key_id(new)  # the new key signs
+    assert verify(ring, fresh, TTL, rotated + 10).id == "v" + "2" * 24
+    with pytest.raises(BadVisitorToken, match="does not hold"):  # once the previous key is dropped, nothing of it
+        verify(KeyRing(new), before, TTL, rotated + 10)
+
+
+def test_a_signing_key_shorter_than_32_bytes_stops_start_up_naming_its_variable():
+    with pytest.raises(WeakKey, match="the secret x is 5 bytes"):
+        check_strength("abcde", "the secret x")
+    assert check_strength("a" * 32, "x") == "a" * 32
+    for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
+        with pytest.raises(SettingsError, match=f"{name} is 31 bytes: .* at least 32"):
+            Settings.from_env({name: "a" * 31})
+    assert Settings.from_env({"WIDGET_TOKEN_KEY": "é" * 16}).widget.token_key == "é" * 16  # bytes, not characters
 
 
 def test_the_page_kept_is_on_the_visitors_site_and_only_its_path():

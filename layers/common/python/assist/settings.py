@@ -63,6 +63,26 @@ class SettingsError(AssistError, ValueError):
     """An environment variable holds a value we cannot use."""
 
 
+#: a visitor-token signing key's least length: HS256's own; a shorter key can be searched offline from any token,
+#: and tokens are free to get (ADR 0093)
+MIN_KEY_BYTES = 32
+
+
+class WeakKey(SettingsError):
+    """A signing key shorter than MIN_KEY_BYTES; the message names where it came from."""
+
+
+def check_strength(key: str, source: str) -> str:
+    """The key, when at least MIN_KEY_BYTES long; a WeakKey naming `source` (the variable, the secret) otherwise."""
+    size = len(key.encode())
+    if size < MIN_KEY_BYTES:
+        raise WeakKey(
+            f"{source} is {size} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random bytes, "
+            "or anyone can recover it from a token and sign their own (make one: openssl rand -base64 48)"
+        )
+    return key
+
+
 def _prefixed(prefix: str) -> Callable[[str], str]:
     """The variable of each field: the section's prefix and the field's name in upper case."""
     return lambda name: prefix + name.upper()
@@ -312,9 +332,12 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091)."""
 
     table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
-    # the HMAC key of visitor tokens; unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and kept in the widget table
+    # the HMAC key of visitor tokens (32 bytes at least); unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and
+    # kept beside the embedded store's file or in a secret named after the widget table (widget/signing.py)
     token_key: str | None = None
-    token_key_secret: str | None = None  # a Secrets Manager secret holding it, read at run time (cached)
+    token_key_previous: str | None = None  # the key it replaced: verifies for one token life after start-up
+    token_key_secret: str | None = None  # a Secrets Manager secret holding it (AWSPREVIOUS verifies too)
+    token_key_cache_s: float = 300.0  # the key is read again this often: a rotation reaches a warm process
     token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
     key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
     stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
@@ -334,7 +357,7 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     new_visitors: int = 20  # new visitor ids an address gets per address window
     daily_model_calls: int = 2000  # model calls (any stage's) a key's visitors make per UTC day; then none
 
-    secret: ClassVar[frozenset[str]] = frozenset({"token_key"})
+    secret: ClassVar[frozenset[str]] = frozenset({"token_key", "token_key_previous"})
 
 
 class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
@@ -420,6 +443,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         unset = [name for name in ("JWT_JWKS_URL", "JWT_ISSUER", "JWT_AUDIENCE") if not env.get(name)]
         if 0 < len(unset) < 3:  # a token checked without its issuer or audience would accept any app's tokens
             raise SettingsError(f"verified identity needs JWT_JWKS_URL, JWT_ISSUER and JWT_AUDIENCE: {unset} unset")
+        for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
+            if value := env.get(name):
+                check_strength(value, name)
         return s.with_(**changes)
 
     def env_lines(self) -> dict[str, str]:

@@ -26,6 +26,7 @@ from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequ
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 from assist.sessions.store import StoreUnavailable
+from assist.widget.events import for_visitor
 
 if TYPE_CHECKING:
     from assist.api.widget import Widget
@@ -67,7 +68,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data), site=site)
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
-        return ServerSentEvent(_events(await anext(events), events))
+        return ServerSentEvent(_events(await anext(events), events, visitor=site is not None))
 
     @get(
         "/v1/sessions/{session_id:str}",
@@ -142,12 +143,20 @@ def service(
 
 
 async def _events(
-    first: tuple[str, dict[str, Any]], rest: AsyncGenerator[tuple[str, dict[str, Any]], None]
+    first: tuple[str, dict[str, Any]], rest: AsyncGenerator[tuple[str, dict[str, Any]], None], visitor: bool = False
 ) -> AsyncIterator[ServerSentEventMessage]:
+    """The stream's messages; a widget visitor's without the trace's internals (widget/events.py)."""
+
+    def shown(name: str, payload: dict[str, Any]) -> ServerSentEventMessage | None:
+        seen = for_visitor(name, payload) if visitor else payload
+        return None if seen is None else _message(name, seen)
+
     try:
-        yield _message(*first)
+        if (message := shown(*first)) is not None:
+            yield message
         async for name, payload in rest:
-            yield _message(name, payload)
+            if (message := shown(name, payload)) is not None:
+                yield message
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
         yield _message("error", {"detail": _safe_detail(exc)})

@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
-from assist.sessions.sqlite import open_database, write_lock
+from assist.sessions.sqlite import create_schema, open_database, write_lock
 
 if TYPE_CHECKING:
     import sqlite3
@@ -101,7 +101,7 @@ class SQLitePersistenceLayer(BasePersistenceLayer):
         if not self._ready:
             with self._schema_lock:
                 if not self._ready:
-                    db.executescript(SCHEMA)
+                    create_schema(db, SCHEMA)
                     with write_lock(db) as tx:  # expired records gone, as DynamoDB's TTL does
                         tx.execute(f"DELETE FROM {TABLE} WHERE expiration < ?", (int(time.time()),))
                     self._ready = True

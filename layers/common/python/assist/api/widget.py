@@ -37,7 +37,9 @@ from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.widget import keys
 from assist.widget.address import Addresses
-from assist.widget.gate import Gate, TooManyRequests, WidgetRefused, token_key
+from assist.widget.denied import DeniedVisitors
+from assist.widget.gate import Gate, TooManyRequests, WidgetRefused
+from assist.widget.signing import SigningKeys
 from assist.widget.store.backends import open_widget_store
 from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
 
@@ -70,7 +72,8 @@ class Widget:
         self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
         self.gate = Gate(settings, self.store.get)
         self.addresses = Addresses(settings.widget)
-        self._signing = Lazy(lambda: token_key(settings, self.store.get))
+        self.signing = SigningKeys(settings)
+        self.denied = DeniedVisitors(self.store.get, settings.widget.key_cache_s)
 
     # -- the guard: visitor tokens ------------------------------------------------------
     async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:
@@ -93,11 +96,14 @@ class Widget:
 
     def _visitor(self, token: str, origin: str | None, ip: str, metered: bool) -> Visitor:
         try:
-            visitor = verify(self._signing.get(), token)
+            visitor = verify(self.signing.ring(), token, self.settings.widget.token_ttl_s, _clock())
         except BadVisitorToken as exc:
             raise NotAuthorizedException(
                 str(exc), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}
             ) from exc
+        if visitor.id in self.denied:
+            log.info("widget.visitor_denied", visitor=visitor.id, key=visitor.key)
+            raise WidgetRefused("this visitor is denied on this engine")
         site = self.gate.site(visitor.key, origin, ip)  # still active, origin still listed
         if origin != visitor.origin:
             raise WidgetRefused("this visitor token was issued to a page of another origin")
@@ -141,10 +147,9 @@ class Widget:
             renewed = known is not None and known.key == site.key
             await anyio.to_thread.run_sync(self.gate.admit_token, site, ip, not renewed)
             visitor = known.id if known is not None and renewed else new_visitor_id()
-            token, expires = issue(
-                self._signing.get(), visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock()
-            )
-            log.info("widget.session", key=site.key, renewed=known is not None)
+            ring = await anyio.to_thread.run_sync(self.signing.ring)  # a read of the secret once per interval
+            token, expires = issue(ring, visitor, site.key, str(origin), settings.widget.token_ttl_s, _clock())
+            log.info("widget.session", key=site.key, visitor=visitor, renewed=known is not None)
             return {
                 "token": token,
                 "visitor": visitor,
@@ -171,7 +176,17 @@ class Widget:
             self.gate.keys.put(revoked)
             return keys.view(revoked, settings)
 
-        return [widget_session, create_key, list_keys, revoke_key]
+        @post(
+            "/v1/admin/denied-visitors",
+            status_code=201,
+            sync_to_thread=True,
+            summary="Deny one visitor id: its tokens are refused within WIDGET_KEY_CACHE_S",
+        )
+        def deny_visitor(data: keys.DeniedVisitor, request: Request) -> dict[str, str]:
+            self._admin(request)
+            return keys.deny(self.store.get(), data)
+
+        return [widget_session, create_key, list_keys, revoke_key, deny_visitor]
 
     def _admin(self, request: Request) -> None:
         caller(request, self.settings)  # someone identified, as on every route

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -29,3 +30,23 @@ def _provider(settings: Settings) -> Any:
 
             _providers[key] = SecretsProvider(boto3_client=client("secretsmanager", settings))
         return _providers[key]
+
+
+def secret_stages(settings: Settings, secret_id: str) -> tuple[str, float, str | None]:
+    """A rotated secret as Secrets Manager keeps it: the current value, when that version was made (epoch s),
+    and the previous value (None before the first rotation). Read afresh: the caller keeps it its own time."""
+    sm = client("secretsmanager", settings)
+    current = sm.get_secret_value(SecretId=secret_id, VersionStage="AWSCURRENT")
+    try:
+        previous: str | None = sm.get_secret_value(SecretId=secret_id, VersionStage="AWSPREVIOUS")["SecretString"]
+    except sm.exceptions.ResourceNotFoundException:
+        previous = None
+    return current["SecretString"], current["CreatedDate"].timestamp(), previous
+
+
+def generated_secret(settings: Settings, secret_id: str, make: str, description: str) -> str:
+    """The secret `secret_id`, created with `make` by the first process that asks (all processes agree)."""
+    sm = client("secretsmanager", settings)
+    with contextlib.suppress(sm.exceptions.ResourceExistsException):  # another process made it first: use theirs
+        sm.create_secret(Name=secret_id, SecretString=make, Description=description)
+    return str(sm.get_secret_value(SecretId=secret_id)["SecretString"])

@@ -16,7 +16,7 @@ HELP = {
     "report": "the insights page (GET /insights) as one HTML file, over the last N days",
     "feedback": "what people said about answers",
     "mcp": "serve the docs as MCP tools (search_docs, get_document, list_documents, ask) over stdio",
-    "keys": "the widget's site keys: create, list, revoke",
+    "keys": "the widget's site keys: create, list, revoke; deny a visitor",
     "doctor": "check every model use (host reachable, model present, capabilities, window, think), the embedder "
     "and the index; exit 1 when something is missing",
     "bench": "benchmarks that print figures beside their budgets or baselines",

@@ -60,6 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--label-weight", type=float, help="weight of an exported label record; a seed row weighs 1 (default 0.5)"
     )
     tr.add_argument(
+        "--include-visitors",
+        action="store_true",
+        help="train on widget visitors' exported turns too (records with a site_key); left out by default: "
+        "anyone can script a public page's questions (ADR 0093)",
+    )
+    tr.add_argument(
         "--user-label-weight",
         type=float,
         help="weight of an exported record whose type a person gave through feedback (default 1.0, a seed row's)",
@@ -176,7 +182,7 @@ def run_train(args: argparse.Namespace) -> int:
     s3 = _s3(s, args.holdout, *args.data)
     weight = LABEL_WEIGHT if args.label_weight is None else args.label_weight
     user_weight = USER_LABEL_WEIGHT if args.user_label_weight is None else args.user_label_weight
-    examples, sources = read_sources(args.data, s3, weight, user_weight)
+    examples, sources = read_sources(args.data, s3, weight, user_weight, visitors=args.include_visitors)
     holdout = read_sources([args.holdout], s3)[0] if args.holdout else None
     guard = read_sources(args.guard_data, s3)[0] if args.guard_data else None
     targets = None

@@ -1,4 +1,4 @@
-"""`assist keys create|list|revoke`: the widget's site keys (docs/widget.md).
+"""`assist keys create|list|revoke|deny-visitor`: the widget's site keys and denied visitors (docs/widget.md).
 
 With ASSIST_URL set (the local stack's `assist local env` sets it; or the HTTP API's URL in AWS, with an admin
 token in ASSIST_TOKEN) the command calls the engine's admin routes, so the key lands in the store that engine
@@ -35,10 +35,7 @@ LIMITS = {  # option → Limits field
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "keys",
-        help=HELP["keys"],
-    )
+    p = sub.add_parser("keys", help=HELP["keys"])
     keys = p.add_subparsers(dest="keys_cmd", required=True)
     c = keys.add_parser("create", help="a new site key (pk_…) for the pages of the given origins")
     c.add_argument(
@@ -63,6 +60,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("key", help="the pk_… key")
     r.add_argument("--json", action="store_true", help="one JSON object on stdout")
     r.set_defaults(func=run_revoke)
+    d = keys.add_parser("deny-visitor", help="refuse one visitor id: its tokens stop within WIDGET_KEY_CACHE_S")
+    d.add_argument("visitor", help="the visitor id (v…: the start of its session ids, `visitor` in its logs)")
+    d.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    d.set_defaults(func=run_deny_visitor)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -96,6 +97,21 @@ def run_revoke(args: argparse.Namespace) -> int:
     key = _call(s, "DELETE", f"/v1/admin/keys/{args.key}", None, lambda store: _revoke(s, store, args.key))
     _show(key, args.json, "revoked")
     return 0
+
+
+def run_deny_visitor(args: argparse.Namespace) -> int:
+    s = settings()
+    body = {"visitor": args.visitor}
+    denied = _call(s, "POST", "/v1/admin/denied-visitors", body, lambda store: _deny(store, body))
+    if args.json:
+        emit(denied)
+    else:
+        print(f"denied visitor {denied['visitor']} (since {denied['denied_at']})")
+    return 0
+
+
+def _deny(store: Any, body: dict[str, Any]) -> dict[str, Any]:
+    return keys.deny(store, msgspec.convert(body, keys.DeniedVisitor))
 
 
 def _create(s: Settings, store: Any, body: dict[str, Any]) -> dict[str, Any]:

@@ -145,6 +145,8 @@ class LabelExporter:
                     **user_label(e),
                     # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
                     **({"uncertain": e["uncertain"]} if e.get("uncertain") else {}),
+                    # an anonymous widget visitor's turn, by its site key: training leaves it out unless asked
+                    **({"site_key": e["site_key"]} if e.get("site_key") else {}),
                 }
             )
         return records

@@ -19,8 +19,11 @@ opens the file.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -244,7 +247,7 @@ class SQLiteStore(SessionStore):
         with self._schema_lock:
             if self._ready:
                 return
-            db.executescript(SCHEMA)
+            create_schema(db, SCHEMA)
             now = int(time.time())
             with write_lock(db) as tx:
                 removed = sum(
@@ -257,12 +260,46 @@ class SQLiteStore(SessionStore):
 
 def open_database(path: Path) -> sqlite3.Connection:
     """A connection to the store's file (one per thread: sqlite3 connections are not shared), in
-    autocommit mode: every write opens its own BEGIN IMMEDIATE (`write_lock`)."""
+    autocommit mode: every write opens its own BEGIN IMMEDIATE (`write_lock`).
+
+    The busy timeout is the first thing set (by `connect`, before any statement), and nothing here needs a
+    lock: the journal mode is the file's own, set once when it was made (`_create`). Switching it on every
+    connection, as before, takes an exclusive lock and could fail with "database is locked" when several
+    connections opened at once (1 run in 25 of the concurrent-turns test; ADR 0093)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        _create(path)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = FULL")
     return db
+
+
+def _create(path: Path) -> None:
+    """A new store file, already in WAL mode (which SQLite keeps in the file): made under a name of its own and
+    linked into place, so no connection ever sees the file in another mode and two processes creating it at the
+    same moment never race to switch it; the one that links second finds the first's file and uses it."""
+    fd, made = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".new")
+    os.close(fd)
+    try:
+        db = sqlite3.connect(made, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+        finally:
+            db.close()
+        with contextlib.suppress(FileExistsError):  # another process made it first: the same empty WAL file
+            os.link(made, path)
+    finally:
+        os.unlink(made)
+
+
+def create_schema(db: sqlite3.Connection, schema: str) -> None:
+    """`CREATE … IF NOT EXISTS` statements inside one write transaction: BEGIN IMMEDIATE waits for the write
+    lock under the busy timeout, where a bare DDL statement (a read that turns into a write) can fail at once
+    with SQLITE_BUSY when another connection writes."""
+    with write_lock(db):
+        for statement in schema.split(";"):
+            if statement.strip():
+                db.execute(statement)
 
 
 @contextmanager

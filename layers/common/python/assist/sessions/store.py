@@ -323,6 +323,8 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
         "confidence": round(turn.entry.confidence, 4),
         "sources": turn.sources,
         "degraded": turn.degraded,
+        # an anonymous widget visitor's turn: the site key it came through (None otherwise: not written)
+        "site_key": turn.site_key,
         "created_at": now,
         "expires_at": expires,
     }

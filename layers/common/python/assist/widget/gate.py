@@ -16,7 +16,6 @@ Then the key's daily model budget (`daily_model_calls` per UTC day) counts model
 
 from __future__ import annotations
 
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +23,6 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from assist.aws.secrets import secret_value
 from assist.errors import AssistError
 from assist.logs import get_logger
 
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
     from assist.widget.store.store import SiteKey, Taken, WidgetStore
 
 log = get_logger(__name__)
-TOKEN_KEY_NAME = "visitor-token-key"  # noqa: S105 - the name of the row holding it
 
 
 class WidgetRefused(AssistError):
@@ -198,17 +195,6 @@ class Gate:
         now = datetime.fromtimestamp(now_ms / 1000, UTC)
         midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
         return now.date().isoformat(), (midnight - now).total_seconds()
-
-
-def token_key(settings: Settings, store: Callable[[], WidgetStore]) -> str:
-    """The key visitor tokens are signed with: WIDGET_TOKEN_KEY; else the Secrets Manager secret
-    WIDGET_TOKEN_KEY_SECRET names (read at run time, cached); else one made by the first process and kept in the
-    widget table, which every process sharing the table then uses."""
-    if settings.widget.token_key:
-        return settings.widget.token_key
-    if settings.widget.token_key_secret:
-        return secret_value(settings, settings.widget.token_key_secret, settings.export.hash_key_cache_s)
-    return store().secret(TOKEN_KEY_NAME, secrets.token_urlsafe(32))
 
 
 def budget_counter(key: str, day: str) -> str:

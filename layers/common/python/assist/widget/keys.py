@@ -1,8 +1,10 @@
-"""Creating, listing and revoking site keys: one set of rules for `assist keys …` on the store and for the admin
-routes (`/v1/admin/keys`) the command calls when ASSIST_URL names a running engine."""
+"""Creating, listing and revoking site keys, and denying one visitor: one set of rules for `assist keys …` on the
+store and for the admin routes (`/v1/admin/keys`, `/v1/admin/denied-visitors`) the command calls when ASSIST_URL
+names a running engine."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 MAX_ORIGINS = 20
 KEY_PATTERN = r"^pk_[A-Za-z0-9_-]{8,64}$"
+VISITOR_ID = re.compile(r"^v[0-9a-f]{24}$")  # tokens.new_visitor_id's
 
 
 class KeyNotFound(AssistError):
@@ -62,6 +65,19 @@ def revoke(store: WidgetStore, key: str) -> SiteKey:
     if revoked is None:
         raise KeyNotFound(f"no site key {key!r}")
     return revoked
+
+
+class DeniedVisitor(msgspec.Struct, forbid_unknown_fields=True):
+    """`POST /v1/admin/denied-visitors`: the visitor id (`v…`, as its token and its session ids show it)."""
+
+    visitor: str
+
+
+def deny(store: WidgetStore, request: DeniedVisitor) -> dict[str, str]:
+    """Refuse one visitor id whatever its token says, within WIDGET_KEY_CACHE_S on every process."""
+    if not VISITOR_ID.match(request.visitor):
+        raise InvalidRequest(f"{request.visitor[:64]!r} is not a visitor id: v and 24 hex digits")
+    return {"visitor": request.visitor, "denied_at": store.deny_visitor(request.visitor, _now())}
 
 
 def view(key: SiteKey, settings: Settings) -> dict[str, Any]:

@@ -7,10 +7,15 @@ was issued to. The stream, the session history and feedback accept it in place o
 
 Its header says `typ: assist-visitor+jwt`: a user's token (asymmetric, from the identity provider) and a
 visitor's never pass for each other, since each verifier accepts only its own algorithm family.
+
+Its header also names the key that signed it (`kid`, a fingerprint of the key: ADR 0093). A `KeyRing` holds the
+current key, which signs, and the previous one, which still verifies the tokens it signed before the rotation
+for one token lifetime after it and never a token that says it was issued later or lives longer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -46,13 +51,33 @@ def new_visitor_id() -> str:
     return "v" + secrets.token_hex(12)
 
 
-def issue(signing_key: str, visitor: str, key: str, origin: str, ttl_s: int, now: float) -> tuple[str, int]:
+def key_id(key: str) -> str:
+    """A key's id: a fingerprint that names it in a token's header and reveals nothing usable about a key of
+    MIN_KEY_BYTES random bytes."""
+    return hashlib.sha256(b"assist-visitor-kid\0" + key.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class KeyRing:
+    """The key that signs (`current`) and the one it replaced (`previous`), replaced at `rotated_at` (epoch s)."""
+
+    current: str
+    previous: str | None = None
+    rotated_at: float = 0.0
+
+    @property
+    def kid(self) -> str:
+        return key_id(self.current)
+
+
+def issue(ring: KeyRing, visitor: str, key: str, origin: str, ttl_s: int, now: float) -> tuple[str, int]:
     """The token and when it expires (epoch seconds)."""
     import jwt  # deferred, ADR 0071: PyJWT, on the first token of an app that issues them, not at import
 
     expires = int(now) + ttl_s
     claims = {"iss": ISSUER, "sub": visitor, "key": key, "origin": origin, "iat": int(now), "exp": expires}
-    return jwt.encode(claims, signing_key, algorithm=ALGORITHM, headers={"typ": TYP}), expires
+    headers = {"typ": TYP, "kid": ring.kid}
+    return jwt.encode(claims, ring.current, algorithm=ALGORITHM, headers=headers), expires
 
 
 def is_visitor_token(token: str) -> bool:
@@ -65,19 +90,37 @@ def is_visitor_token(token: str) -> bool:
         return False
 
 
-def verify(signing_key: str, token: str) -> Visitor:
+def verify(ring: KeyRing, token: str, ttl_s: int, now: float) -> Visitor:
+    """The visitor a token names, if the key its `kid` names signed it, it has not expired and it claims no
+    longer life than `ttl_s`; a token of the previous key only if it was issued before the rotation."""
     import jwt  # deferred, ADR 0071: PyJWT, as above
 
     try:
-        claims: dict[str, Any] = jwt.decode(
-            token,
-            signing_key,
-            algorithms=[ALGORITHM],
-            issuer=ISSUER,
-            options={"require": ["iss", "sub", "exp", "iat", "key", "origin"]},
-        )
-    except jwt.ExpiredSignatureError as exc:
-        raise BadVisitorToken("visitor token expired: get a new one from POST /v1/widget/session") from exc
+        kid = jwt.get_unverified_header(token).get("kid")
     except jwt.InvalidTokenError as exc:
         raise BadVisitorToken(f"invalid visitor token: {exc}") from exc
-    return Visitor(str(claims["sub"]), str(claims["key"]), str(claims["origin"]), int(claims["exp"]))
+    if kid == ring.kid:
+        key, retired = ring.current, False
+    elif ring.previous is not None and kid == key_id(ring.previous):
+        key, retired = ring.previous, True
+    else:
+        raise BadVisitorToken("visitor token signed with a key this engine does not hold: get a new one")
+    try:
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key,
+            algorithms=[ALGORITHM],
+            issuer=ISSUER,
+            # the times are checked below against `now`, the caller's clock, as the rotation's time is
+            options={"require": ["iss", "sub", "exp", "iat", "key", "origin"], "verify_exp": False},
+        )
+        issued, expires = int(claims["iat"]), int(claims["exp"])
+    except (jwt.InvalidTokenError, TypeError, ValueError) as exc:
+        raise BadVisitorToken(f"invalid visitor token: {exc}") from exc
+    if expires <= now:
+        raise BadVisitorToken("visitor token expired: get a new one from POST /v1/widget/session")
+    if expires - issued > ttl_s or issued > now + 60:
+        raise BadVisitorToken("invalid visitor token: it claims a longer life than this engine gives")
+    if retired and issued > ring.rotated_at:
+        raise BadVisitorToken("visitor token signed with a retired key after its rotation: get a new one")
+    return Visitor(str(claims["sub"]), str(claims["key"]), str(claims["origin"]), expires)

@@ -43,7 +43,7 @@ class Rows:
     exported: int = 0
     #: exported records whose label a person gave (`label_source: "user"`)
     user_labels: int = 0
-    #: exported records left out, by reason (`self_labeled`, `fallback`)
+    #: exported records left out, by reason (`self_labeled`, `fallback`, `visitor`)
     skipped: Counter[str] = field(default_factory=Counter)
     #: id → revision of records left out after feedback: they still supersede that id's earlier revisions
     withdrawn: dict[str, int] = field(default_factory=dict)
@@ -57,9 +57,16 @@ class Rows:
             self.withdrawn[i] = max(rev, self.withdrawn.get(i, 0))
 
 
-def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0, user_label_weight: float = 1.0) -> Rows:
+def parse_rows(
+    lines: Iterable[str],
+    where: str,
+    label_weight: float = 1.0,
+    user_label_weight: float = 1.0,
+    visitors: bool = False,
+) -> Rows:
     """Rows of one JSONL text; exported label records get `label_weight` (`user_label_weight` when a person gave
-    the label), and the embedding layer's own guesses are left out."""
+    the label), and the embedding layer's own guesses are left out, as are anonymous widget visitors' turns
+    (`site_key`) unless `visitors`: anyone can script a public page's questions into the router's training."""
     out = Rows()
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -68,7 +75,7 @@ def parse_rows(lines: Iterable[str], where: str, label_weight: float = 1.0, user
             row = json.loads(line)
             if "schema" in row:  # an exported label record
                 user = _by_user(row)  # a person's label is never the model's own guess
-                reason = None if user else _guess(row)
+                reason = "visitor" if row.get("site_key") and not visitors else None if user else _guess(row)
                 if reason:
                     out.skipped[reason] += 1
                     if rev := int(row.get("revision", 0)):

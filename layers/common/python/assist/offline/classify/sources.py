@@ -22,16 +22,20 @@ USER_LABEL_WEIGHT = 1.0
 
 
 def read_sources(
-    uris: list[str], s3: Any = None, label_weight: float = LABEL_WEIGHT, user_label_weight: float = USER_LABEL_WEIGHT
+    uris: list[str],
+    s3: Any = None,
+    label_weight: float = LABEL_WEIGHT,
+    user_label_weight: float = USER_LABEL_WEIGHT,
+    visitors: bool = False,
 ) -> tuple[list[Example], list[dict[str, Any]]]:
     """The rows of every source, in order (of one exported turn, its latest revision only), and what training
-    records about each."""
+    records about each; widget visitors' exported turns only when `visitors` (ADR 0093)."""
     for name, w in (("label weight", label_weight), ("user label weight", user_label_weight)):
         if w <= 0:
             raise DataError(f"{name} {w}: a weight is above 0; to train without exported labels, omit their source")
     rows, infos = Rows(), []
     for uri in uris:
-        one, info = read_source(uri, s3, label_weight, user_label_weight)
+        one, info = read_source(uri, s3, label_weight, user_label_weight, visitors)
         rows.extend(one)
         infos.append(info)
     examples, superseded = latest_revisions(rows)
@@ -41,7 +45,11 @@ def read_sources(
 
 
 def read_source(
-    uri: str, s3: Any = None, label_weight: float = LABEL_WEIGHT, user_label_weight: float = USER_LABEL_WEIGHT
+    uri: str,
+    s3: Any = None,
+    label_weight: float = LABEL_WEIGHT,
+    user_label_weight: float = USER_LABEL_WEIGHT,
+    visitors: bool = False,
 ) -> tuple[Rows, dict[str, Any]]:
     """The rows of one `--data` source and what training records about it (`s3`: a boto3 S3 client for s3://)."""
     single = Path(uri).is_file() or (uri.startswith("s3://") and uri.endswith(".jsonl"))
@@ -64,7 +72,7 @@ def read_source(
         except UnicodeDecodeError as exc:
             raise DataError(f"{where}: not UTF-8 text ({exc}); training data is JSONL") from exc
         digest.update(data)
-        rows.extend(parse_rows(text.splitlines(), where, label_weight, user_label_weight))
+        rows.extend(parse_rows(text.splitlines(), where, label_weight, user_label_weight, visitors))
     info: dict[str, Any] = {"path": uri, "files": len(names), "rows": len(rows.examples), "sha256": digest.hexdigest()}
     if rows.exported or rows.skipped:
         info.update(exported=rows.exported, label_weight=label_weight, skipped=dict(sorted(rows.skipped.items())))

@@ -14,7 +14,6 @@ The conditions are exactly the branches of `window_step` and `rate_step`.
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -22,8 +21,8 @@ import msgspec
 from assist.sessions.dynamodb import advice
 from assist.sessions.store import guarded
 from assist.widget.store.store import (
+    DENIED_PARTITION,
     KEYS_PARTITION,
-    SECRETS_PARTITION,
     SiteKey,
     Taken,
     WidgetStore,
@@ -194,15 +193,21 @@ class DynamoDBWidgetStore(WidgetStore):
         return int(item["n"]["N"])
 
     @guarded
-    def secret(self, name: str, make: str) -> str:
-        with contextlib.suppress(self._db.exceptions.ConditionalCheckFailedException):  # another made it first
+    def deny_visitor(self, visitor: str, at: str) -> str:
+        with contextlib.suppress(self._db.exceptions.ConditionalCheckFailedException):  # denied before: keep that
             self._db.put_item(
                 TableName=self.table,
-                Item={**self._key(SECRETS_PARTITION, name), "value": {"S": json.dumps(make)}},
+                Item={**self._key(DENIED_PARTITION, visitor), "denied_at": {"S": at}},
                 ConditionExpression="attribute_not_exists(pk)",
             )
-        item = self._db.get_item(TableName=self.table, Key=self._key(SECRETS_PARTITION, name), ConsistentRead=True)
-        return str(json.loads(item["Item"]["value"]["S"]))
+        return self.denied(visitor) or at
+
+    @guarded
+    def denied(self, visitor: str) -> str | None:
+        item = self._db.get_item(
+            TableName=self.table, Key=self._key(DENIED_PARTITION, visitor), ConsistentRead=True
+        ).get("Item")
+        return item["denied_at"]["S"] if item else None
 
     @staticmethod
     def _key(pk: str, sk: str) -> dict[str, Any]:

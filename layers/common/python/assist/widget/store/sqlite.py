@@ -18,11 +18,11 @@ from typing import Any
 
 import msgspec
 
-from assist.sessions.sqlite import open_database, write_lock
+from assist.sessions.sqlite import create_schema, open_database, write_lock
 from assist.sessions.store import guarded
 from assist.widget.store.store import (
+    DENIED_PARTITION,
     KEYS_PARTITION,
-    SECRETS_PARTITION,
     SiteKey,
     Taken,
     WidgetStore,
@@ -111,14 +111,19 @@ class SQLiteWidgetStore(WidgetStore):
         return int(state.get("n", 0)) if state.get("window_end", 0) > now_ms else 0
 
     @guarded
-    def secret(self, name: str, make: str) -> str:
+    def deny_visitor(self, visitor: str, at: str) -> str:
         with write_lock(self._db()) as db:
             db.execute(
                 f"INSERT OR IGNORE INTO {TABLE} (pk, sk, expires_at, item) VALUES (?, ?, NULL, ?)",
-                (SECRETS_PARTITION, name, json.dumps({"value": make})),
+                (DENIED_PARTITION, visitor, json.dumps({"denied_at": at})),
             )
-            row = db.execute(f"SELECT item FROM {TABLE} WHERE pk = ? AND sk = ?", (SECRETS_PARTITION, name)).fetchone()
-        return str(json.loads(row[0])["value"])
+        return self.denied(visitor) or at
+
+    @guarded
+    def denied(self, visitor: str) -> str | None:
+        row = self._db().execute(f"SELECT item FROM {TABLE} WHERE pk = ? AND sk = ?", (DENIED_PARTITION, visitor))
+        found = row.fetchone()
+        return str(json.loads(found[0])["denied_at"]) if found else None
 
     @staticmethod
     def _counter(db: Any, name: str) -> dict[str, Any]:
@@ -142,7 +147,7 @@ class SQLiteWidgetStore(WidgetStore):
         if not self._ready:
             with self._schema_lock:
                 if not self._ready:
-                    db.executescript(SCHEMA)
+                    create_schema(db, SCHEMA)
                     with write_lock(db) as tx:
                         tx.execute(f"DELETE FROM {TABLE} WHERE expires_at < ?", (int(time.time()),))
                     self._ready = True

@@ -26,7 +26,7 @@ from assist.sessions.store import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
 KEYS_PARTITION = "site-keys"
-SECRETS_PARTITION = "secrets"
+DENIED_PARTITION = "denied-visitors"  # visitor ids refused whatever their token (`assist keys deny-visitor`)
 
 
 class Limits(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -135,5 +135,9 @@ class WidgetStore(Backend):
         """A window counter's current count (0 when its window ended or it never started): for audits."""
 
     @abstractmethod
-    def secret(self, name: str, make: str) -> str:
-        """The secret `name`, set to `make` by the first caller (all processes sharing the store agree)."""
+    def deny_visitor(self, visitor: str, at: str) -> str:
+        """Refuse the visitor id from now on (once: denying it again keeps the first time); when it was denied."""
+
+    @abstractmethod
+    def denied(self, visitor: str) -> str | None:
+        """When the visitor id was denied; None when it is not."""
