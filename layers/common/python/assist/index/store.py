@@ -13,11 +13,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import lancedb
 import msgspec
-import pyarrow as pa
-from lancedb.expr import col
-from tqdm import tqdm
 
 from assist import metrics
 from assist.embed.base import check_same
@@ -90,6 +86,9 @@ class IngestStats:
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    # deferred, ADR 0071: lancedb 3.1 s
+    import lancedb
+
     if not uri.startswith("s3://"):
         Path(uri).mkdir(parents=True, exist_ok=True)
     return lancedb.connect(uri, storage_options=storage_options or None)
@@ -97,6 +96,9 @@ def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
 
 def schema(embedder: Embedder) -> Any:
     """`ChunkRow` as the table's Arrow schema, with the embedder that fills its vectors."""
+    # deferred, ADR 0071: pyarrow 0.17 s
+    import pyarrow as pa
+
     arrow = {str: pa.string(), int: pa.int32()}
     columns = [
         pa.field(f.name, pa.list_(pa.float32(), embedder.dim) if f.name == "vector" else arrow[f.type])
@@ -173,6 +175,8 @@ def write(
 def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
+    # deferred, ADR 0071: lancedb 3.1 s
+    from lancedb.expr import col
 
     cols = [*CHUNK_COLUMNS, "doc_hash"]
     for i in range(0, len(doc_ids), DELETE_BATCH):
@@ -218,6 +222,9 @@ def _sync(
     if table is None:
         table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
     else:
+        # deferred, ADR 0071: lancedb 3.1 s
+        from lancedb.expr import col
+
         stale = changed + removed
         for i in range(0, len(stale), DELETE_BATCH):  # one predicate per batch: a 5,000-term OR is slow to plan
             table.delete(col("doc_id").isin(stale[i : i + DELETE_BATCH]))
@@ -245,6 +252,8 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
     (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
     if table is None or not doc_ids:
         return {}
+    # deferred, ADR 0071: lancedb 3.1 s
+    from lancedb.expr import col
 
     out: dict[str, list[float]] = {}
     for i in range(0, len(doc_ids), DELETE_BATCH):
@@ -262,6 +271,9 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
 def _embed_rows(
     chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
 ) -> list[dict[str, Any]]:
+    # deferred, ADR 0071: tqdm 0.03 s (index extra only)
+    from tqdm import tqdm
+
     step = 32
     todo = list(dict.fromkeys(c.content for _, c in chunks if c.content not in known))
     with tqdm(total=len(todo), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr) as bar:
