@@ -8,7 +8,6 @@ from assist.commands.common import emit, settings
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.index.publish import publish, rollback
-from assist.offline.retrieve.evaluate import gate_score
 from assist.sources.spec import SourceError, SourceSpec, load_file
 from assist.sources.sync import sync_sources
 
@@ -58,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     specs = specs_of(args, s.sources.file)
     if args.publish:
+        # deferred, ADR 0100: the gate's evaluation loads lancedb (3.1 s), which `assist index --help` need not pay
+        from assist.offline.retrieve.evaluate import gate_score
+
         embedder, s3 = build_embedder(s), index_s3(s)
         report = publish(
             s,
