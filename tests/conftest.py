@@ -45,6 +45,9 @@ def base_settings(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> Se
         ollama={"host": "http://127.0.0.1:9"},  # discard port: refused at once, i.e. "no Ollama"
         logs={"format": "console"},
         api={"local_mode": True},  # the X-Assist-User dev header names the caller
+        # the verdict's rules are tested at the configured threshold; calibration at index time (ADR 0096) has
+        # its own tests (test_calibration.py), which switch it on
+        uncertain={"calibrate": False},
     )
     configure(s)
     ensure_resources(s, client("dynamodb", s), client("s3", s))

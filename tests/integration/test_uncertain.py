@@ -100,6 +100,7 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
     assert route["uncertain_reason"] == "out_of_scope"
     assert route["sources"] == []
     assert token["text"].startswith("The documentation does not cover this question")
+    assert "](file://" in token["text"]  # the near misses, each a link to its page (ADR 0084): the passages kept
     assert done["uncertain"] is True
     assert done["answer"] == token["text"]
 
@@ -112,6 +113,7 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
         extra_body={"query_type": "RETRIEVAL"},
     )
     assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
+    assert "](file://" in resp.choices[0].message.content  # near misses as Markdown links, as OpenAI clients render
     extra = resp.model_extra["assist"]
     assert extra["uncertain"] is True
     assert extra["uncertain_reason"] == "out_of_scope"
@@ -154,7 +156,8 @@ def test_the_models_marker_is_an_uncertain_answer_on_every_way_in(base, llm, set
     assert a["sources"]  # the passages it was shown
     generate = next(s for s in a["trace"]["stages"] if s["name"] == "generate")
     assert generate["verdict"] == "model_not_covered"
-    assert "verdict" in next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")  # the evidence passed it
+    retrieve = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")
+    assert retrieve["verdict"]["uncertain"] is False  # the evidence passed it
 
     events = streamed(base, {"session_id": session_id, "message": DECLINED, "query_type": "RETRIEVAL"})
     tokens = [d["text"] for n, d in events if n == "token"]

@@ -1,5 +1,7 @@
 """The value sets the stages decide and compare — layer, retrieval confidence, query kind, degraded and
-uncertain reasons — are written once, as enums in contracts.py (ADR 0072), and used as such everywhere else.
+uncertain reasons (ADR 0072); model slot, corpus kind and how its documents were found, source kind, who wrote an
+answer or a search query and what an answer without a model quotes (ADR 0099) — are written once, as enums in
+contracts.py, and used as such everywhere else.
 
 Read from the source with `ast`: no string literal spells a degraded or uncertain reason outside contracts.py,
 and no comparison or keyword argument about a layer, confidence, query kind or reason uses a bare string where
@@ -8,12 +10,29 @@ a member belongs (the words `low` or `llm` mean other things elsewhere, so those
 from __future__ import annotations
 
 import ast
+import typing
 from enum import StrEnum
 from pathlib import Path
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Layer, QueryKind, Stage, UncertainReason
+from assist.contracts import (
+    AnsweredBy,
+    AnsweredFrom,
+    AnyStage,
+    Confidence,
+    CorpusKind,
+    CorpusStage,
+    Degraded,
+    FoundBy,
+    GenerateStage,
+    Layer,
+    QueryBy,
+    QueryKind,
+    Slot,
+    SourceKind,
+    UncertainReason,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "layers/common/python/assist", ROOT / "tooling/assist_dev"]
@@ -21,9 +40,12 @@ CONTRACTS = ROOT / "layers/common/python/assist/contracts.py"
 #: values that name nothing else: never a bare literal outside contracts.py (`deadline` and `budget` also name a
 #: request's time and the benches' limits)
 DISTINCT = {m.value for e in (Degraded, UncertainReason) for m in e} - {"deadline", "budget"}
-DISTINCT |= {"very_high", "speculative"}
-ANY_VALUE = {m.value for e in (Layer, Confidence, QueryKind, Degraded, UncertainReason) for m in e} - {""}
-ABOUT = ("layer", "confidence", "query_kind", "degraded", "reason", "uncertain")
+#: (`not_covered` and `account_data` also name sentences of answer/phrases.py)
+DISTINCT |= {"very_high", "speculative", "extractive", "existence"}
+SETS = (Layer, Confidence, QueryKind, Degraded, UncertainReason, Slot, AnsweredBy, AnsweredFrom, QueryBy, CorpusKind)
+ANY_VALUE = {m.value for e in (*SETS, FoundBy, SourceKind) for m in e} - {""}
+ABOUT = ("layer", "confidence", "query_kind", "degraded", "reason", "uncertain", "slot", "answered_by", "answered_from")
+ABOUT += ("kind", "found_by", "by")
 
 
 def strings(node: ast.AST) -> set[str]:
@@ -80,11 +102,38 @@ def test_members_encode_as_the_plain_strings_of_the_wire():
         b'["slot_fallback","llm","very_high"]'
     )
     assert all(isinstance(m, StrEnum) for m in (Degraded.DEADLINE, QueryKind.HYBRID, UncertainReason.OUT_OF_SCOPE))
-    # a stage's unset decisions are absent, not null; one set to None (no model answered) is null
-    stage = Stage(name="generate", ms=1.5, model=None, answered_by="extractive")
+    # each stage's detail follows its header; `missing` keeps its key for both meanings (ADR 0099)
+    stage = GenerateStage(ms=1.5, answered_by=AnsweredBy.EXTRACTIVE, missing_models=["m:1b"])
     assert msgspec.json.decode(msgspec.json.encode(stage)) == {
         "name": "generate",
         "ms": 1.5,
+        "degraded": [],
+        "skipped": False,
+        "slot": None,
         "model": None,
         "answered_by": "extractive",
+        "answered_from": None,
+        "lang": None,
+        "model_ms": None,
+        "usage": {},
+        "prompt": None,
+        "asked": None,
+        "forced": False,
+        "missing": ["m:1b"],
+        "verdict": None,
     }
+    assert msgspec.json.decode(msgspec.json.encode(CorpusStage(missing_ids=["adr-9"])))["missing"] == ["adr-9"]
+
+
+def test_every_stage_field_is_in_its_json():
+    """No stage has an optional field (ADR 0099): each detail struct's fields are all encoded, null where the stage
+    decided nothing; the header is every stage's; the stages' names are distinct tags and decode back."""
+    stages = typing.get_args(AnyStage)
+    assert len({s.__struct_config__.tag for s in stages}) == len(stages) == 9
+    for kind in stages:
+        assert [f for f in msgspec.structs.fields(kind) if f.default is msgspec.UNSET] == []
+        keys = set(msgspec.json.decode(msgspec.json.encode(kind())))
+        assert {"name", "ms", "degraded", "skipped"} <= keys
+        assert keys == {"name"} | {f.encode_name for f in msgspec.structs.fields(kind)}
+    trace = [s() for s in stages]
+    assert msgspec.json.decode(msgspec.json.encode(trace), type=list[AnyStage]) == trace

@@ -1,6 +1,6 @@
 """The development rows of the uncertainty verdict (data/uncertain/, ADR 0082) say what they claim: an
 in-domain-but-absent question's named things occur nowhere in its corpus, and every answerable row of the
-third corpus is judged against sections that exist."""
+corpora added for it (Vite's, Click's) is judged against sections that exist."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ SETS = {
     "docs": (DATA / "retrieval" / "corpus.jsonl", DATA / "uncertain" / "docs-absent.jsonl"),
     "vite": (DATA / "uncertain" / "vite" / "corpus.jsonl", DATA / "uncertain" / "vite" / "absent.jsonl"),
     "scifact": (SCIFACT, DATA / "uncertain" / "scifact-absent.jsonl"),
+    "click": (DATA / "uncertain" / "click" / "corpus.jsonl", DATA / "uncertain" / "click" / "absent.jsonl"),
 }
 
 
@@ -44,10 +45,11 @@ def test_absent_rows_name_things_their_corpus_never_mentions(name):
     assert not found, f"{absent.name}: rows whose named things the corpus mentions: {found}"
 
 
-def test_the_third_corpus_judges_its_questions_against_sections_it_has():
-    vite = DATA / "uncertain" / "vite"
-    ids = {r["_id"] for r in rows(vite / "corpus.jsonl")}
-    qrels = [line.split("\t") for line in (vite / "qrels.tsv").read_text().splitlines()[1:]]
-    assert {q for q, _, _ in qrels} == {r["_id"] for r in rows(vite / "queries.jsonl")}
+@pytest.mark.parametrize(("name", "licence"), [("vite", "MIT License"), ("click", "Copyright 2014 Pallets")])
+def test_the_added_corpora_judge_their_questions_against_sections_they_have(name, licence):
+    folder = DATA / "uncertain" / name
+    ids = {r["_id"] for r in rows(folder / "corpus.jsonl")}
+    qrels = [line.split("\t") for line in (folder / "qrels.tsv").read_text().splitlines()[1:]]
+    assert {q for q, _, _ in qrels} == {r["_id"] for r in rows(folder / "queries.jsonl")}
     assert {d for _, d, _ in qrels} <= ids
-    assert (vite / "LICENSE").read_text().startswith("MIT License")
+    assert (folder / "LICENSE").read_text().startswith(licence)

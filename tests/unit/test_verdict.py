@@ -5,11 +5,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from assist.answer.not_covered import links, nearest_topics, not_covered
+from assist.answer.not_covered import links, not_covered
 from assist.answer.phrases import PHRASES
 from assist.contracts import Chunk, Confidence, RetrievalResult, UncertainReason
 from assist.offline.retrieve.verdict_fit import Evidence, Targets, fit, flagged
-from assist.retrieve.verdict import Weights, absence, content_words, coverage, judge, names, terms
+from assist.retrieve.verdict import Weights, absence, content_words, coverage, judge, names, nearest_topics, terms
 
 WEIGHTS = Weights(threshold=0.65, centrality=1.0, coverage=0.3)
 

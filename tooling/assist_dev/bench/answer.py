@@ -121,7 +121,7 @@ def _ask(http: Any, session: str, message: str) -> dict[str, Any]:
     return {
         "type": done["route"]["type"],
         "layer": done["route"]["layer"],
-        "overhead_ms": (end - t0) * 1000 - gen.get("model_ms", 0.0),
+        "overhead_ms": (end - t0) * 1000 - (gen.get("model_ms") or 0.0),
         "route_event_ms": ((route_at or end) - t0) * 1000,
         "first_token_ms": ((first_at or end) - t0) * 1000,
     }

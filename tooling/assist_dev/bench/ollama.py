@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any
 
+from assist.contracts import Slot
 from assist.deadline import PERSIST_RESERVE_S
 from assist.settings import Settings
 from assist_dev.bench.harness import REPO, ollama_double
@@ -55,7 +56,7 @@ def _burst(settings: Settings, n: int, deadline_s: float) -> list[tuple[bool, fl
 
     slots = ModelSlots(settings)
     messages = prompt()
-    slots.window("main")  # the model's facts, read once before the clock starts, as a warm container has them
+    slots.window(Slot.MAIN)  # the model's facts, read once before the clock starts, as a warm container has them
     start = threading.Barrier(n)
     out: list[tuple[bool, float]] = []
     lock = threading.Lock()
@@ -64,7 +65,7 @@ def _burst(settings: Settings, n: int, deadline_s: float) -> list[tuple[bool, fl
         start.wait()
         t0 = time.perf_counter()
         try:
-            slots.chat("main", messages, deadline=time.time() + deadline_s)
+            slots.chat(Slot.MAIN, messages, deadline=time.time() + deadline_s)
             ok = True
         except LLMUnavailable:
             ok = False

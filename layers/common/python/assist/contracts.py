@@ -9,7 +9,7 @@ deciding layer, the retrieval confidence, the query kind, the degraded and uncer
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -37,8 +37,74 @@ class QueryType(StrEnum):
         return self in (QueryType.RETRIEVAL, QueryType.CODE_GENERATION)
 
     @property
-    def model_slot(self) -> str:
-        return "main" if self.needs_retrieval else "light"
+    def model_slot(self) -> Slot:
+        return Slot.MAIN if self.needs_retrieval else Slot.LIGHT
+
+
+class Slot(StrEnum):
+    """The model slot a turn is answered by (docs/answering.md): `main` for documentation and code, `light` for
+    conversation and account data."""
+
+    MAIN = "main"
+    LIGHT = "light"
+
+    @property
+    def order(self) -> list[Slot]:
+        """The slots that may answer, in turn: a light slot that cannot falls back to main (`slot_fallback`)."""
+        return [self] if self is Slot.MAIN else [self, Slot.MAIN]
+
+
+class AnsweredBy(StrEnum):
+    """Who wrote a turn's answer (the `generate` stage): a model slot, or no model at all."""
+
+    MAIN = "main"
+    LIGHT = "light"
+    EXTRACTIVE = "extractive"  # no model could: the passages (or the conversation, the account data) quoted
+    NOT_COVERED = "not_covered"  # the documentation does not cover it (ADR 0055): the fixed answer, no model asked
+
+
+class AnsweredFrom(StrEnum):
+    """What an answer written without a model quotes (the web chat's and the widget's notice say so)."""
+
+    PASSAGES = "passages"
+    MANIFEST = "manifest"
+    CONVERSATION = "conversation"
+    ACCOUNT_DATA = "account_data"
+
+
+class QueryBy(StrEnum):
+    """Who wrote the search query of a `rewrite` or `translate` stage."""
+
+    LLM = "llm"
+    HISTORY = "history"  # rewritten from the intent history, without a model
+    NONE = "none"  # not translated: the model gave nothing
+
+
+class CorpusKind(StrEnum):
+    """What a question about the corpus itself asks (ADR 0042)."""
+
+    ENUMERATE = "enumerate"
+    COUNT = "count"
+    EXISTENCE = "existence"
+    DOCUMENT = "document"
+
+
+class FoundBy(StrEnum):
+    """How a corpus question's named documents were found."""
+
+    NONE = ""  # none named
+    IDENTIFIER = "identifier"
+    TITLE = "title"
+
+
+class SourceKind(StrEnum):
+    """What a source to index is (docs/sources.md); a source that does not say is guessed from its location."""
+
+    FOLDER = "folder"
+    REPO = "repo"
+    SITE = "site"
+    OPENAPI = "openapi"
+    PDF = "pdf"
 
 
 class Layer(StrEnum):
@@ -154,10 +220,10 @@ class Route(msgspec.Struct):
     layer: Layer
     confidence: float
     reason: str
-    model_slot: str
+    model_slot: Slot
     model: str = ""
     retrieval_query: str | None = None
-    #: the retrieval query in the index's language (a question in another language): see Engine._search
+    #: the retrieval query in the index's language (a question in another language): see Retriever.search
     lexical_query: str | None = None
 
 
@@ -172,18 +238,23 @@ class Chunk(msgspec.Struct):
     agreement: int = 0
     url: str = ""  # the page and section a reader can follow (ADR 0059)
 
+    @property
+    def topic(self) -> str:
+        """Its section as a reader names it (`title › heading`): a near miss's topic and its link's key (ADR 0055)."""
+        return f"{self.title} › {self.heading}" if self.heading and self.heading != self.title else self.title
+
 
 class CorpusMatch(msgspec.Struct, omit_defaults=True):
     """A question about the corpus itself (ADR 0042), as it travels between stages: ids, never text —
     the answer stage renders the manifest lines and fetches the named documents."""
 
-    kind: str  # enumerate | count | existence | document
+    kind: CorpusKind
     subject: str = ""  # the identifier prefix or type asked about (`adr`), "" for all documents
     total: int = 0  # documents in the corpus
     matched: int = 0  # documents matching the subject (what a count answers)
     entries: list[str] = msgspec.field(default_factory=list)  # ids of the manifest entries given, in order
     documents: list[str] = msgspec.field(default_factory=list)  # named documents, given whole and first
-    found_by: str = ""  # identifier | title: how the named documents were found
+    found_by: FoundBy = FoundBy.NONE  # how the named documents were found
     mentioned: list[str] = msgspec.field(default_factory=list)  # identifiers in the question, as written
     missing: list[str] = msgspec.field(default_factory=list)  # ... of which no document has
 
@@ -204,6 +275,11 @@ class RetrievalResult(msgspec.Struct):
     similarity: float | None = None
     #: the query's cosine to the mean of all passages: how near the corpus's subject it is (None: no vector search)
     centrality: float | None = None
+
+    @classmethod
+    def failed(cls, reason: Degraded) -> RetrievalResult:
+        """A search that could not run (the index too slow or unavailable): no passages, and why."""
+        return cls(chunks=[], confidence=Confidence.NONE, degraded=[reason])
 
 
 class Source(msgspec.Struct):
@@ -228,6 +304,8 @@ class VerdictSignals(msgspec.Struct):
     absent: float | UnsetType = UNSET
     named: float | UnsetType = UNSET
     score: float | UnsetType = UNSET
+    #: the threshold the score was held to: the index's calibrated one (ADR 0096) or the configured one
+    threshold: float | UnsetType = UNSET
     forced: bool | UnsetType = UNSET  # uncertain, and answered anyway (`force_answer`)
 
 
@@ -251,54 +329,108 @@ class PromptFit(msgspec.Struct):
     dropped: dict[str, list[str] | int] | UnsetType = UNSET
 
 
-class Stage(msgspec.Struct):
-    """One stage of a turn in the trace (docs/api.md, "The trace object"): its name and milliseconds, then the
-    decisions it made. A field a stage did not set is absent from the JSON (UNSET), never null."""
+class Stage(msgspec.Struct, tag_field="name", kw_only=True):
+    """The header of one stage of a turn in the trace (docs/api.md, "The trace object"): its `name` (the tag that
+    says which stage's detail follows), milliseconds, the degraded reasons it added to the turn's, and whether
+    its own work was skipped (no model asked: the turn's `degraded` or uncertain reason says why). Each stage's
+    detail is a subclass below (ADR 0099); every field of it is in the JSON, `null` where the stage decided
+    nothing of it, so the keys a client read before keep their meaning."""
 
-    name: str
     ms: float = 0.0
-    entries: int | UnsetType = UNSET  # history: turns read; corpus: manifest entries given
-    # classify
-    type: QueryType | UnsetType = UNSET
-    layer: Layer | UnsetType = UNSET
-    confidence: float | Confidence | UnsetType = UNSET  # classify: the layer's; retrieve: the search's
-    # rewrite and translate: the search query and who wrote it
-    by: str | UnsetType = UNSET
-    source_language: str | UnsetType = msgspec.field(default=UNSET, name="from")
-    to: str | UnsetType = UNSET
-    query: str | UnsetType = UNSET
-    # retrieve
-    n: int | UnsetType = UNSET
-    query_kind: QueryKind | UnsetType = UNSET
-    strategies: dict[str, int] | UnsetType = UNSET
-    verdict: VerdictSignals | UncertainReason | UnsetType = UNSET  # generate: the model's own (ADR 0083)
-    # corpus (ADR 0042)
-    kind: str | UnsetType = UNSET
-    subject: str | UnsetType = UNSET
-    matched: int | UnsetType = UNSET
-    documents: list[str] | UnsetType = UNSET
-    found_by: str | UnsetType = UNSET
-    missing: list[str] | UnsetType = UNSET  # corpus: identifiers no document has; generate: models a host lacks
-    corpus_chars: int | UnsetType = UNSET
-    document_chunks: int | UnsetType = UNSET
-    document_chars: int | UnsetType = UNSET
-    # memory
-    turns: int | UnsetType = UNSET
-    sources: int | UnsetType = UNSET
-    # generate
-    slot: str | UnsetType = UNSET
-    model: str | UnsetType | None = UNSET  # None: no model answered
-    answered_by: str | UnsetType = UNSET  # the slot, `extractive` or `not_covered`
-    answered_from: str | UnsetType = UNSET  # passages | manifest | conversation | account_data
-    lang: str | UnsetType = UNSET  # the language an answer without a model was written in (its notice's)
-    model_ms: float | UnsetType = UNSET
-    usage: dict[str, int | str] | UnsetType = UNSET  # Ollama's token counts, durations and done_reason
-    prompt: PromptFit | UnsetType = UNSET
-    asked: Asked | UnsetType = UNSET
-    forced: bool | UnsetType = UNSET  # the model answered a question judged uncertain (`force_answer`)
-    # persist
-    turn: int | UnsetType = UNSET
-    written: bool | UnsetType = UNSET
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
+    skipped: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class HistoryStage(Stage, tag="history", kw_only=True):
+    entries: int = 0  # the intent history's turns read
+
+
+class ClassifyStage(Stage, tag="classify", kw_only=True):
+    type: QueryType | None = None
+    layer: Layer | None = None
+    confidence: float = 0.0  # the deciding layer's
+
+
+class RewriteStage(Stage, tag="rewrite", kw_only=True):
+    """The search query, rewritten from a message that leans on the history."""
+
+    by: QueryBy = QueryBy.HISTORY
+    query: str = ""
+
+
+class TranslateStage(Stage, tag="translate", kw_only=True):
+    """The search query in the index's language, for the full-text side (ADR 0038)."""
+
+    source_language: str = msgspec.field(default="", name="from")
+    to: str = ""
+    by: QueryBy = QueryBy.NONE
+    query: str | None = None  # None: the model gave no translation
+
+
+class RetrieveStage(Stage, tag="retrieve", kw_only=True):
+    n: int = 0
+    confidence: Confidence = Confidence.NONE  # the search's
+    query_kind: QueryKind = QueryKind.HYBRID
+    strategies: dict[str, int] = msgspec.field(default_factory=dict)
+    verdict: VerdictSignals | None = None  # does the documentation cover it (ADR 0055); None: not judged
+
+
+class CorpusStage(Stage, tag="corpus", kw_only=True):
+    """A question about the corpus itself (ADR 0042); the answer stage adds the budgets it used."""
+
+    kind: CorpusKind = CorpusKind.ENUMERATE
+    subject: str = ""
+    matched: int = 0
+    entries: int = 0  # manifest entries given
+    documents: list[str] = msgspec.field(default_factory=list)
+    found_by: FoundBy = FoundBy.NONE
+    missing_ids: list[str] = msgspec.field(default_factory=list, name="missing")  # identifiers no document has
+    corpus_chars: int | None = None  # None: the answer stage has not read the manifest (or could not)
+    document_chunks: int | None = None
+    document_chars: int | None = None
+
+
+class MemoryStage(Stage, tag="memory", kw_only=True):
+    turns: int = 0
+    sources: int = 0
+
+
+class GenerateStage(Stage, tag="generate", kw_only=True):
+    slot: Slot | None = None  # None: no model was to be asked (the documentation does not cover it)
+    model: str | None = None  # None: no model answered
+    answered_by: AnsweredBy | None = None  # None: the reader left before the answer was done
+    answered_from: AnsweredFrom | None = None  # what an answer without a model quotes
+    lang: str | None = None  # the language an answer without a model was written in (its notice's)
+    model_ms: float | None = None
+    usage: dict[str, int | str] = msgspec.field(default_factory=dict)  # Ollama's token counts, durations, done_reason
+    prompt: PromptFit | None = None
+    asked: Asked | None = None
+    forced: bool = False  # the model answered a question judged uncertain (`force_answer`)
+    missing_models: list[str] = msgspec.field(default_factory=list, name="missing")  # models a host lacks
+    verdict: UncertainReason | None = None  # the model's own (ADR 0083)
+
+
+class PersistStage(Stage, tag="persist", kw_only=True):
+    turn: int = 0
+    written: bool = False
+
+
+#: a stage of the trace, told apart by its `name`
+AnyStage = Union[  # noqa: UP007 (a typing.Union: api/schema.py's plugin keys it by its name)
+    HistoryStage,
+    ClassifyStage,
+    RewriteStage,
+    TranslateStage,
+    RetrieveStage,
+    CorpusStage,
+    MemoryStage,
+    GenerateStage,
+    PersistStage,
+]
 
 
 class Execution(msgspec.Struct):
@@ -311,7 +443,7 @@ class Execution(msgspec.Struct):
 class Trace(msgspec.Struct):
     request_id: str
     total_ms: float
-    stages: list[Stage]
+    stages: list[AnyStage]
     history: list[str]  # the intent history the classifier saw, `[TYPE] "topic"`
     execution: Execution | UnsetType = UNSET
 
@@ -469,7 +601,7 @@ class TurnState(msgspec.Struct):
     uncertain_reason: UncertainReason | None = None  # the retrieve stage's verdict (ADR 0055): None when covered
     deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
     site: Site | None = None  # a widget visitor's question: its site key and page, and whether a model may answer
-    stages: list[Stage] = msgspec.field(default_factory=list)
+    stages: list[AnyStage] = msgspec.field(default_factory=list)
     degraded: list[Degraded] = msgspec.field(default_factory=list)
 
     @property

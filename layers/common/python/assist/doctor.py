@@ -22,7 +22,7 @@ from assist.aws.clients import index_s3
 from assist.classify.llm import NUM_PREDICT
 from assist.embed.files import MODEL_FILE
 from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
-from assist.index import pointer
+from assist.index import calibration, pointer
 from assist.index.manifest import read as read_manifest
 from assist.index.store import connect
 from assist.ollama_client import FACTS_TIMEOUT_S, ModelFacts, bearer, forget_facts, model_facts
@@ -154,12 +154,15 @@ def index_state(settings: Settings) -> dict[str, Any]:
         db = connect(live, settings.storage_options())
         table = db.open_table(settings.index.table)
         entries = read_manifest(db, settings.index.table)
+        calibrated = calibration.read(db, settings.index.table)
         return {
             "uri": live,
             "ok": True,
             "state": "ready",
             "chunks": table.count_rows(),
             "documents": len(entries) if entries is not None else None,
+            # the verdict's threshold for this version (ADR 0096); None: built before calibration, or with it off
+            "calibration": calibrated.summary() if calibrated else None,
         }
     except Exception as exc:  # any index failure is what this reports
         return {"uri": uri, "ok": False, "state": "unreadable", "problem": f"{type(exc).__name__}: {exc}"[:300]}

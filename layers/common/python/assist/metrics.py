@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assist.contracts import Degraded, Stage
+from assist.contracts import AnyStage, Degraded, GenerateStage
 from assist.logs import get_logger
 
 log = get_logger(__name__)
@@ -54,11 +54,12 @@ def indexed(documents: int) -> None:
     _record({"IndexDocuments": (documents, "Count")}, {})
 
 
-def tokens(stages: list[Stage]) -> int:
+def tokens(stages: list[AnyStage]) -> int:
     """Prompt and completion tokens of the turn's model calls (Ollama's `prompt_eval_count`, `eval_count`)."""
     return sum(
         int(v)
         for st in stages
-        for k, v in (st.usage or {}).items()
+        if isinstance(st, GenerateStage)
+        for k, v in st.usage.items()
         if k in ("prompt_eval_count", "eval_count") and isinstance(v, int | float)
     )

@@ -228,13 +228,18 @@ class Retrieve(Section, frozen=True, kw_only=True, rename=_prefixed("RETRIEVE_")
 class Uncertain(Section, frozen=True, kw_only=True, rename=_prefixed("UNCERTAIN_")):
     """A RETRIEVAL question is out of scope (no model call) when similarity + centrality weight × centrality
     + coverage weight × coverage − absent weight × absent − named weight × named is below the threshold
-    (ADR 0055; the defaults are fitted on three development corpora, each also left out of the fit: ADR 0082)."""
+    (ADR 0055; the defaults are fitted on three development corpora, each also left out of the fit: ADR 0082).
+    An index calibrated when it was built (ADR 0096) brings its own threshold for these weights."""
 
     threshold: float = 0.3645
     centrality_weight: float = 1.5
     coverage_weight: float = 0.0
     absent_weight: float = 0.25
     named_weight: float = 0.7
+    #: compute the threshold from the corpus when it is indexed, and judge by it (ADR 0096); off: the threshold above
+    calibrate: bool = True
+    calibration_target: float = 0.05  # the answerable false-flag rate the calibrated threshold aims at …
+    calibration_confidence: float = 0.9  # … held with this probability over the probes drawn
 
 
 class Sources(Section, frozen=True, kw_only=True, rename=_prefixed("SOURCES_")):

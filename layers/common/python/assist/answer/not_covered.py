@@ -4,29 +4,32 @@ question's language, with the nearest topics the documentation does cover. No mo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from assist.answer.phrases import language, phrase
-from assist.contracts import Chunk
+from assist.contracts import AnsweredBy, Chunk, GenerateStage
+from assist.trace import stage
 
-TOPICS = 3
-
-
-def topic(c: Chunk) -> str:
-    return f"{c.title} › {c.heading}" if c.heading and c.heading != c.title else c.title
+if TYPE_CHECKING:
+    from assist.contracts import TurnState
 
 
-def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), limit: int = TOPICS) -> list[str]:
-    """The retrieved passages' sections (`title › heading`), distinct, best first; the suggested titles
-    when nothing was retrieved."""
-    return list(dict.fromkeys([*(topic(c) for c in chunks), *suggestions]))[:limit]
+def fixed_answer(state: TurnState) -> str:
+    """The answer of a turn the verdict found uncertain, with its near misses; its `generate` stage says no
+    model was asked."""
+    with stage(state, GenerateStage(skipped=True)) as st:
+        st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
+        r = state.retrieval
+        return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 
 
 def links(chunks: Sequence[Chunk]) -> dict[str, str]:
-    """Each retrieved section's page (ADR 0059), by its topic: the near misses a reader can follow."""
+    """Each retrieved section's page (ADR 0059), by its topic (`retrieve/verdict.py` names the nearest): the near
+    misses a reader can follow."""
     out: dict[str, str] = {}
     for c in chunks:
         if c.url:
-            out.setdefault(topic(c), c.url)
+            out.setdefault(c.topic, c.url)
     return out
 
 

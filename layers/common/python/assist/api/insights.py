@@ -10,9 +10,12 @@ from assist.api.admin import require_admin
 from assist.api.identity import caller
 from assist.embed.build import lazy_embedder
 from assist.insights.render import build
+from assist.logs import get_logger
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
+
+log = get_logger(__name__)
 
 
 def insights_routes(engine: Engine) -> list[Any]:
@@ -29,6 +32,19 @@ def insights_routes(engine: Engine) -> list[Any]:
     def insights(request: Request, days: int = 7) -> str:
         caller(request, settings)  # someone identified, as on every route
         require_admin(request, settings)  # and an admin: the page shows every user's questions
-        return build(settings, store(), embedder, days)[0]
+        return build(settings, store(), embedder, days, calibration())[0]
+
+    def calibration() -> dict[str, Any] | None:
+        """The searched index version's verdict calibration (ADR 0096); an index that cannot be opened has none
+        to show, and the page says so rather than failing. The Ask function in AWS hands turns to the state
+        machine and may not read the index (least privilege): there `assist doctor` shows it."""
+        if settings.api.ask_state_machine_arn:
+            return None
+        try:
+            c = engine.parts.retriever().calibration()
+        except Exception as exc:  # the page is about the history; the index's state is doctor's to report
+            log.warning("insights.no_calibration", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            return None
+        return c.summary() if c else None
 
     return [insights]

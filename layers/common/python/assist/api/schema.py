@@ -1,9 +1,10 @@
-"""The OpenAPI schema describes the wire as it was before the stages' contracts were typed (ADR 0072).
+"""The OpenAPI schema describes the wire as it was before the stages' contracts were typed (ADR 0072, 0099).
 
-`Stage`, `Trace`, `RetrievalInfo` and the value sets (`Layer`, `Confidence`, `QueryKind`, `Degraded`,
-`UncertainReason`) are structs and enums in the code, and their JSON is what it always was: objects and
-plain strings. The schema keeps saying exactly that: tests/unit/test_openapi_schema.py holds it to the one
-recorded in tests/snapshots/openapi.json, which it may only add to, so a client generated from it keeps working."""
+The stages (one struct each under the `Stage` header), `Trace`, `RetrievalInfo` and the value sets (`Layer`,
+`Confidence`, `QueryKind`, `Degraded`, `UncertainReason`, `Slot`, `CorpusKind`, `FoundBy`) are structs and enums in
+the code, and their JSON is what it always was: objects and plain strings. The schema keeps saying exactly that:
+tests/unit/test_openapi_schema.py holds it to the one recorded in tests/snapshots/openapi.json, which it may only
+add to, so a client generated from it keeps working."""
 
 from __future__ import annotations
 
@@ -14,13 +15,16 @@ from litestar.plugins import OpenAPISchemaPlugin
 from litestar.typing import FieldDefinition
 
 from assist.contracts import (
+    AnyStage,
     Confidence,
+    CorpusKind,
     Degraded,
     Execution,
+    FoundBy,
     Layer,
     QueryKind,
     RetrievalInfo,
-    Stage,
+    Slot,
     Trace,
     UncertainReason,
     VerdictSignals,
@@ -29,7 +33,7 @@ from assist.contracts import (
 #: each typed contract → the annotation its JSON was described by before
 WIRE: dict[Any, Any] = {
     Trace: dict[str, Any],
-    Stage: dict[str, Any],
+    AnyStage: dict[str, Any],  # one struct per stage (ADR 0099): an object, as before
     RetrievalInfo: dict[str, Any],
     Execution: dict[str, Any],
     VerdictSignals: dict[str, Any],
@@ -38,6 +42,9 @@ WIRE: dict[Any, Any] = {
     QueryKind: str,
     Degraded: str,
     UncertainReason: str,
+    Slot: str,
+    CorpusKind: str,
+    FoundBy: str,
 }
 
 

@@ -82,6 +82,7 @@ def lazy_retriever(
 
     def open_retriever(live: Settings) -> Any:
         # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
+        from assist.index import calibration
         from assist.index.store import open_table
         from assist.retrieve.manifest import load
         from assist.retrieve.search import Retriever, SearchOptions
@@ -92,6 +93,7 @@ def lazy_retriever(
             embedder(),
             SearchOptions.from_settings(live),
             catalog=lambda: load(database, live.index.uri, live.index.table),
+            calibration=lambda: calibration.read(database, live.index.table),
         )
 
     return _live(open_retriever, settings)

@@ -16,14 +16,17 @@ from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.phrases import language, phrase
 from assist.contracts import (
+    AnsweredBy,
+    AnsweredFrom,
     Asked,
     Chunk,
     CorpusMatch,
+    CorpusStage,
     Degraded,
     Exchange,
+    GenerateStage,
     PromptFit,
     QueryType,
-    Stage,
     TurnState,
     UncertainReason,
 )
@@ -60,6 +63,24 @@ class Context:
         return msgs
 
 
+def context_for(
+    state: TurnState,
+    corpus: Callable[[], Corpus | None] | None,
+    settings: Settings,
+    recall: Callable[[TurnState], object],
+) -> Context:
+    """Retrieved passages (and a corpus question's documents and section); or for CONVERSATIONAL the session's
+    turns (read with the history) and the passages cited in them (`recall`ed here when no earlier stage did, as
+    on the state machine's path)."""
+    assert state.route is not None
+    if state.route.type is not QueryType.CONVERSATIONAL:
+        ctx = Context(state.retrieval.chunks if state.retrieval else [])
+        return with_corpus(state, ctx, corpus, settings) if state.corpus is not None else ctx
+    if state.memory is None:
+        recall(state)
+    return Context(state.memory or [], state.conversation)
+
+
 def with_corpus(
     state: TurnState, ctx: Context, corpus: Callable[[], Corpus | None] | None, settings: Settings
 ) -> Context:
@@ -79,7 +100,7 @@ def with_corpus(
     given = set(match.documents)
     chunks = whole + [c for c in ctx.chunks if c.doc_id not in given]
     text = section(match, manifest.by_id)
-    if (st := named(state.stages, "corpus")) is not None:
+    if (st := named(state.stages, CorpusStage)) is not None:
         st.corpus_chars, st.document_chunks = len(text), len(whole)
         st.document_chars = sum(len(c.text) for c in whole)
     answer = extractive(match, manifest.by_id, language(state.request.message))
@@ -96,9 +117,11 @@ def _named_documents(match: CorpusMatch, corpus: Corpus, budget: int) -> list[Ch
     return whole
 
 
-def prompt(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
-    """The prompt, built to fit the window the slot's call asks for (ADR 0079): what it leaves out goes to the
-    trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks` become the sources it numbers."""
+def fit_to_model_window(state: TurnState, ctx: Context, slots: ModelSlots, settings: Settings) -> Prompt:
+    """The prompt, built to fit the window the slot's call asks for (ADR 0079). The model host is asked for that
+    window (each model's facts, read once per process), so a turn that may ask no model never calls this. What
+    the prompt leaves out goes to the trace (`generate.prompt.dropped`) and `context_trimmed`; `ctx.chunks`
+    become the sources it numbers."""
     req, route = state.request, state.route
     assert route is not None
     qtype = route.type
@@ -126,7 +149,7 @@ def budget_spent() -> LLMUnavailable:
     return LLMUnavailable("the site key's daily model budget is spent", reason=Degraded.BUDGET)
 
 
-def chat(state: TurnState, st: Stage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
+def chat(state: TurnState, st: GenerateStage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
     """The model's answer to the fitted prompt (its size traced on `st`), or why there is none: past a site key's
     budget (`fitted` None) no call is made."""
     if fitted is None:
@@ -139,44 +162,45 @@ def chat(state: TurnState, st: Stage, slots: ModelSlots, fitted: Prompt | None) 
         return exc
 
 
-def traced(st: Stage, fitted: Prompt) -> None:
+def traced(st: GenerateStage, fitted: Prompt) -> None:
     """The prompt's size against its budget, on the `generate` stage."""
     st.prompt = msgspec.convert(fitted.trace(), PromptFit)
 
 
-def answer_text(state: TurnState, st: Stage, gen: Generation | LLMUnavailable | None, ctx: Context) -> str:
+def answer_text(state: TurnState, st: GenerateStage, gen: Generation | LLMUnavailable | None, ctx: Context) -> str:
     """The answer text, from the model or — when every slot is down or too slow — without one."""
     route = state.route
     assert route is not None
     lang = language(state.request.message)
     if missing := (gen.missing if isinstance(gen, Generation | LLMUnavailable) else []):
         state.degraded.append(Degraded.MODEL_MISSING)
-        st.missing = missing  # the models a host said it does not have (`ollama pull` them)
+        st.missing_models = missing  # the models a host said it does not have (`ollama pull` them)
     if isinstance(gen, Generation):
         return _from_model(state, st, gen, lang)
     state.degraded.append(gen.reason if isinstance(gen, LLMUnavailable) else Degraded.LLM_UNAVAILABLE)
     # `answered_from` says what the answer quotes and `lang` in which language, so a client can say so in the
     # answer's own words (the web chat's and the widget's notice)
-    st.model, st.answered_by, st.lang = None, "extractive", lang
+    st.model, st.answered_by, st.lang = None, AnsweredBy.EXTRACTIVE, lang
     if route.type is QueryType.PLATFORM:
-        st.answered_from = "account_data"
+        st.answered_from = AnsweredFrom.ACCOUNT_DATA
         return platform_facts(state.request.extra_context, lang)
     if route.type is QueryType.CONVERSATIONAL:
-        st.answered_from = "conversation"
+        st.answered_from = AnsweredFrom.CONVERSATION
         return conversation_recap(ctx.turns, lang)
     if ctx.corpus_answer is not None:
-        st.answered_from = "manifest"
+        st.answered_from = AnsweredFrom.MANIFEST
         return ctx.corpus_answer
-    st.answered_from = "passages"
+    st.answered_from = AnsweredFrom.PASSAGES
     index_down = any(d.without_index for d in state.degraded)
     return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
 
-def _from_model(state: TurnState, st: Stage, gen: Generation, lang: str) -> str:
+def _from_model(state: TurnState, st: GenerateStage, gen: Generation, lang: str) -> str:
     assert state.route is not None
     state.degraded += gen.degraded
     state.route.model = gen.model
-    st.model, st.answered_by, st.model_ms, st.usage = gen.model, gen.slot, round(gen.model_ms, 2), gen.usage
+    st.model, st.answered_by, st.model_ms = gen.model, AnsweredBy(gen.slot), round(gen.model_ms, 2)
+    st.usage = gen.usage
     st.asked = msgspec.convert(gen.request, Asked)
     if state.request.force_answer:
         st.forced = True

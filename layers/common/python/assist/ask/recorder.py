@@ -9,7 +9,17 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from assist import metrics
-from assist.contracts import Answer, Chunk, IntentEntry, QueryType, RetrievalInfo, Source, Trace, TurnState
+from assist.contracts import (
+    Answer,
+    Chunk,
+    IntentEntry,
+    PersistStage,
+    QueryType,
+    RetrievalInfo,
+    Source,
+    Trace,
+    TurnState,
+)
 from assist.logs import get_logger
 from assist.sessions.store import Turn, topic_of
 from assist.trace import stage
@@ -81,7 +91,7 @@ class TurnRecorder:
         # A PLATFORM answer without a model quotes extra_context verbatim, which is never stored.
         without_model = any(d.without_model for d in state.degraded)
         stored = NOT_STORED if route.type is QueryType.PLATFORM and without_model else text
-        with stage(state.stages, "persist") as st:
+        with stage(state, PersistStage()) as st:
             if turn is not None:
                 state.turn = turn.result()
             elif not state.turn:  # the caller went away before it was taken

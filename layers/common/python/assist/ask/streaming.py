@@ -15,10 +15,11 @@ import anyio
 import msgspec
 
 from assist.answer.marker import MarkerFilter
+from assist.answer.not_covered import fixed_answer
 from assist.answer.prefetch import Prefetched
-from assist.ask.context import answer_text, budget_spent, prompt, traced
+from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
-from assist.contracts import Degraded, TurnState
+from assist.contracts import Degraded, GenerateStage, TurnState
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
@@ -38,7 +39,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
     ctx = engine.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
     uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
     if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-        text = engine.not_covered(state)
+        text = fixed_answer(state)
         turn = engine.recorder.take(state)
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn)
         yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
@@ -47,7 +48,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = prompt(state, ctx, slots, engine.settings) if engine.model_call(state) else None
+    fitted = fit_to_model_window(state, ctx, slots, engine.settings) if engine.model_call(state) else None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)
@@ -80,7 +81,7 @@ async def _generate(
         yield route_event
         turn = engine.recorder.take(state)  # after the route event, while the model starts: needed only to write
         assert state.route is not None
-        with stage(state.stages, "generate", slot=state.route.model_slot) as st:
+        with stage(state, GenerateStage(slot=state.route.model_slot, skipped=fitted is None)) as st:
             if fitted is not None:
                 traced(st, fitted)
             shown = MarkerFilter()  # the model's "not covered" marker never reaches the reader, even in pieces
@@ -106,7 +107,7 @@ async def _generate(
             yield "token", {"text": text[len(said) :]}
         written = True  # from here the turn is written here (or fails loudly), never a second time below
         answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, ctx.chunks, turn)
-        yield "done", {**msgspec.to_builtins(answer), "usage": st.usage or {}}
+        yield "done", {**msgspec.to_builtins(answer), "usage": st.usage}
     finally:
         if not written:
             state.degraded.append(Degraded.CLIENT_DISCONNECTED)

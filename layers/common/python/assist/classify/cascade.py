@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from assist.classify.llm import LLMClassifierFailed
 from assist.classify.rules import platform_prefix
-from assist.contracts import IntentEntry, Layer, QueryType, Route
+from assist.contracts import IntentEntry, Layer, QueryType, Route, Slot
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ NO_CLASSIFIER_CONFIDENCE = 0.25
 
 def route_for(qtype: QueryType, layer: Layer, confidence: float, reason: str, settings: Settings) -> Route:
     slot = qtype.model_slot
-    model = settings.ollama.model_name if slot == "main" else settings.ollama.light_model
+    model = settings.ollama.model_name if slot is Slot.MAIN else settings.ollama.light_model
     return Route(type=qtype, layer=layer, confidence=confidence, reason=reason, model_slot=slot, model=model)
 
 

@@ -49,13 +49,25 @@ def text(result: dict[str, Any]) -> str:
     notes += [f"{r['use']}: {r['problem']}" for r in result["models"] if r["problem"]]
     for part in ("embedder", "index"):
         state = result[part]
-        facts = ", ".join(f"{k}={v}" for k, v in state.items() if k not in ("ok", "problem"))
+        facts = ", ".join(f"{k}={v}" for k, v in state.items() if k not in ("ok", "problem", "calibration"))
         notes.append(
             f"{part}: {'ok' if state['ok'] else 'PROBLEM'} ({facts})"
             + (f": {state['problem']}" if state.get("problem") else "")
         )
+    if result["index"].get("state") == "ready":
+        notes.append(f"verdict: {verdict_line(result['index'].get('calibration'))}")
     notes.append("all good" if result["ok"] else "something a question needs is missing (above)")
     return "\n".join([*table([COLUMNS, *rows]), *notes]) + "\n"
+
+
+def verdict_line(c: dict[str, Any] | None) -> str:
+    """The index's calibration of the "not in the docs" verdict (ADR 0096), as a person reads it."""
+    if c is None:
+        return "not calibrated: the configured threshold (run `assist index` again to calibrate this index)"
+    how = f"from {c['probes']} probes over {c['sections']} sections, false flags ≤ {c['bound']}"
+    how = how if c["calibrated"] else f"not calibrated: {c['why']}"
+    how = f"{c['why']}; {c['probes_flagged']} of {c['probes']} probes flagged" if c.get("conflict") else how
+    return f"threshold {c['threshold']} ({how}); catches {c['offtopic_caught']:.0%} of the off-topic bank"
 
 
 def table(rows: list[Any]) -> list[str]:

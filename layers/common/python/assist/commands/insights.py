@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from assist.aws.clients import index_s3
 from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.embed.build import lazy_embedder
 from assist.export.redact import redact
+from assist.index.calibration import live
 from assist.insights.gather import gather
 from assist.insights.render import build
 from assist.sessions.backends import open_store
@@ -43,7 +45,8 @@ def _store(s: Any) -> Any:
 
 def run_report(args: argparse.Namespace) -> int:
     s = settings()
-    html, figures = build(s, _store(s), lazy_embedder(s), args.days)
+    c = live(s, index_s3(s))
+    html, figures = build(s, _store(s), lazy_embedder(s), args.days, c.summary() if c else None)
     Path(args.out).write_text(html, encoding="utf-8")
     if args.json:
         emit({"out": args.out, **figures})

@@ -113,7 +113,7 @@ def run_uncertain(args: argparse.Namespace) -> int:
     s = settings(logs={"level": "WARNING"})
     targets = Targets(margin=args.margin)
     if args.from_evidence:
-        found, cost = load(args.from_evidence), None
+        (found, calibrations), cost = load(args.from_evidence), None
     else:
         if not args.set or not args.index_root:
             raise AssistError("--set and --index-root are needed (or --from-evidence FILE)")
@@ -129,10 +129,10 @@ def run_uncertain(args: argparse.Namespace) -> int:
             for spec in args.set
         ]
 
-        found, cost = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
+        found, cost, calibrations = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
         if args.evidence:
-            save(found, args.evidence)
-    result = verdict_report(found, Weights.from_settings(s), targets, cost)
+            save(found, args.evidence, calibrations)
+    result = verdict_report(found, Weights.from_settings(s), targets, cost, calibrations)
     if args.json:
         report(result, True)
         return 0
@@ -153,15 +153,23 @@ def print_uncertain(result: dict) -> None:
     print(f"fitted on every set: {weights(result['fitted'])}")
     for name, w in result["held_out_weights"].items():
         print(f"fitted without {name}: {weights(w)}")
-    print("\nshare flagged uncertain: configured | fitted on every set | held out (fitted without the set)")
-    print(f"{'':<12}{'kind':<12}{'n':>6}{'configured':>12}{'fitted':>10}{'held out':>10}{'weak conf.':>12}")
+    print(
+        "\nshare flagged uncertain: configured | fitted on every set | held out (fitted without the set) | "
+        "calibrated on the set's own documents (ADR 0096)"
+    )
+    print(
+        f"{'':<12}{'kind':<12}{'n':>6}{'configured':>12}{'fitted':>10}{'held out':>10}{'calibrated':>12}"
+        f"{'(own sec.)':>12}{'goal':>8}{'weak conf.':>12}"
+    )
+    goals = {"answerable": f"≤{t['answerable']}", "off-topic": f"≥{t['off_topic']}", "absent": f"≥{t['absent']}"}
     for name, per in result["sets"].items():
         for kind in ("answerable", "off-topic", "absent"):
             if kind in per:
                 r = per[kind]
+                cal, own = (f"{r[k]:.3f}" if k in r else "—" for k in ("calibrated", "calibrated_own_section"))
                 print(
                     f"{name:<12}{kind:<12}{r['n']:>6}{r['configured']:>12.3f}{r['fitted']:>10.3f}"
-                    f"{r['held_out']:>10.3f}{r['weak_confidence']:>12.3f}"
+                    f"{r['held_out']:>10.3f}{cal:>12}{own:>12}{goals[kind]:>8}{r['weak_confidence']:>12.3f}"
                 )
     for name, per in result["sets"].items():
         print(f"\n{name}:")
@@ -171,6 +179,21 @@ def print_uncertain(result: dict) -> None:
                 f"  cost: verdict p50 {c['verdict_p50_ms']} ms, p95 {c['verdict_p95_ms']} ms beside search p50"
                 f" {c['search_p50_ms']} ms; centroid read once {c['centroid_ms']} ms ({c['chunks']} chunks)"
             )
+        if "calibration" in per:
+            c = per["calibration"]
+            bound = f"false-flag rate expected {c['expected_rate']}, ≤ {c['bound']} with probability {c['confidence']}"
+            if c.get("conflict"):
+                bound = f"the probes' own cut {c['probe_threshold']} had {bound}"
+            print(
+                f"  calibration: threshold {c['threshold']} from {c['probes']} probes over {c['sections']} sections"
+                f" ({c['probes_flagged']} flagged; {bound}); off-topic bank caught {c['offtopic_caught']}"
+                f" (en {c['offtopic_caught_en']}, es {c['offtopic_caught_es']}); {c['seconds']} s"
+                + ("" if c["calibrated"] else f"; not calibrated: {c['why']}")
+                + (f"; conflict: {c['why']}" if c.get("conflict") else "")
+            )
+            if "calibration_own_section" in per:
+                print(f"  with own sections searchable: threshold {per['calibration_own_section']['threshold']}")
+            print(f"  flagged answerable (calibrated): {per['flagged_answerable_calibrated'][:6]}")
         print(f"  missed off-topic (held out): {per['missed_held_out']['off-topic'][:6]}")
         print(f"  missed absent (held out): {per['missed_held_out']['absent'][:6]}")
         print(f"  flagged answerable (held out): {per['flagged_answerable_held_out'][:6]}")

@@ -52,6 +52,7 @@ def publish(settings: Settings, build: Build, score: Score, s3: Any = None) -> d
         "index": built["index"],
         "docs": built["docs"],
         "chunks": built["chunks"],
+        "calibration": built.get("calibration"),  # the verdict's threshold for this version (ADR 0096)
         "gate": gate,
     }
     if gate.get("refused"):

@@ -49,19 +49,25 @@ svg.thumb{width:1em;height:1em;vertical-align:-.15em;fill:currentColor}
 """
 
 
-def build(settings: Settings, store: Store, embedder: Callable[[], Embedder], days: int) -> tuple[str, dict[str, Any]]:
+def build(
+    settings: Settings,
+    store: Store,
+    embedder: Callable[[], Embedder],
+    days: int,
+    calibration: dict[str, Any] | None = None,
+) -> tuple[str, dict[str, Any]]:
     """The page and its figures for the last `days` days of the session store's history (the embedder is
-    loaded only when there are gaps)."""
+    loaded only when there are gaps). `calibration`: the live index's verdict calibration (ADR 0096), summarised."""
     # deferred, ADR 0071: numpy 0.13 s
     from assist.insights.gaps import clusters
 
     g = gather(settings, store, days)
     questions = [e["message"] for e in g.gaps()]
     gaps = clusters(questions, embedder()) if questions else []
-    return page(g, gaps), report(g, gaps)
+    return page(g, gaps, calibration), report(g, gaps) | {"calibration": calibration}
 
 
-def page(g: Gathered, gaps: list[Gap]) -> str:
+def page(g: Gathered, gaps: list[Gap], calibration: dict[str, Any] | None = None) -> str:
     s = g.summary()
     n = s["questions"]
     llm = f"{s['llm_share']:.1%}" if s["llm_share"] is not None else "–"
@@ -101,9 +107,35 @@ def page(g: Gathered, gaps: list[Gap]) -> str:
         "(embeddings and k-means). Personal data is redacted.</p>",
         *(_gap(x) for x in gaps),
         "" if gaps else "<p>No gap questions in this window.</p>",
+        "<h2>“Not in the docs”: this index's threshold</h2>",
+        _calibration(calibration),
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def _calibration(c: dict[str, Any] | None) -> str:
+    """The verdict's calibration for the live index version (ADR 0096): what it flags and how far to trust it."""
+    if c is None:
+        return (
+            "<p>No calibration to show: the index has none (built before it existed, or with UNCERTAIN_CALIBRATE "
+            "off: the configured threshold is used, and <code>assist index</code> calibrates it), or this function "
+            "does not read the index (<code>assist doctor</code> shows it).</p>"
+        )
+    how = (
+        f"computed from {c['probes']} answerable probes made from {c['sections']} of its sections: at most "
+        f"{c['bound']:.1%} of questions like them are answered “not in the docs” (with probability 0.9)"
+        if c["calibrated"] and not c.get("conflict")
+        else escape(str(c.get("why", "")))
+    )
+    return (
+        '<div class=figures aria-label="Verdict calibration">'
+        + _figure("threshold", escape(str(c["threshold"])))
+        + _figure("off-topic bank caught", f"{c['offtopic_caught']:.0%}")
+        + f"</div><p class=note>The threshold was {how}. The off-topic bank is a fixed set of everyday questions "
+        f"in English and Spanish; its share caught is what this threshold does with questions no docs answer. "
+        f"Computed {escape(str(c.get('computed_at', ''))[:16])} UTC.</p>"
+    )
 
 
 def _figure(label: str, value: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import Degraded
+from assist.contracts import Degraded, Slot
 from assist.deadline import model_budget
 from assist.llm.window import Window
 from assist.logs import get_logger
@@ -57,7 +57,7 @@ class LLMUnavailable(RuntimeError):
 class Generation:
     text: str
     model: str
-    slot: str
+    slot: Slot
     usage: dict[str, int | str] = field(default_factory=dict)
     degraded: list[Degraded] = field(default_factory=list)
     model_ms: float = 0.0  # wall time spent waiting on the model (what "our overhead" excludes)
@@ -93,28 +93,26 @@ class ModelSlots:
         self.errors = call_errors()
         self._ollama = o = settings.ollama
         self._timeout_s, self._connect_s, self._api_key = o.timeout_s, o.connect_timeout_s, o.api_key
-        hosts = {"main": o.host, "light": o.light_host}
-        models = {"main": o.model_name, "light": o.light_model}
-        self._slots = {s: (hosts[s], models[s]) for s in ("main", "light")}
-        self._think = {"main": o.think, "light": o.think_conversational}
+        self._slots = {Slot.MAIN: (o.host, o.model_name), Slot.LIGHT: (o.light_host, o.light_model)}
+        self._think = {Slot.MAIN: o.think, Slot.LIGHT: o.think_conversational}
         self.rewrite_think = o.rewrite_think  # the search-query calls (rewrite, translate)
-        self._num_predict = {"main": o.num_predict, "light": o.num_predict_conversational}
+        self._num_predict = {Slot.MAIN: o.num_predict, Slot.LIGHT: o.num_predict_conversational}
         self._clients: dict[tuple[str, float, bool], Any] = {}
 
-    def model(self, slot: str) -> str:
+    def model(self, slot: Slot) -> str:
         return self._slots[slot][1]
 
-    def thinks(self, slot: str) -> bool:
+    def thinks(self, slot: Slot) -> bool:
         """Whether answers of this slot may think (its setting; the model's capability decides per call)."""
         return self._think[slot] != "false"
 
     def facts(self, host: str, model: str, deadline: float | None = None) -> ModelFacts:
         return model_facts(host, model, model_budget(deadline, self._timeout_s), self._connect_s, self._api_key)
 
-    def window(self, slot: str, deadline: float | None = None) -> Window:
+    def window(self, slot: Slot, deadline: float | None = None) -> Window:
         """The window a prompt for `slot` must fit: the smallest of the slots it may be answered by."""
         windows = []
-        for name in self.order(slot):
+        for name in slot.order:
             host, model = self._slots[name]
             num_ctx = self.facts(host, model, deadline).window(self._ollama.num_ctx_for(host, model))
             windows.append(Window(num_ctx, self._num_predict[name]))
@@ -154,13 +152,9 @@ class ModelSlots:
             log.warning("llm.no_time_left", slot=name, model=model)
         return budget
 
-    @staticmethod
-    def order(slot: str) -> list[str]:
-        return [slot] if slot == "main" else [slot, "main"]
-
     def chat(
         self,
-        slot: str,
+        slot: Slot,
         messages: list[dict[str, str]],
         deadline: float | None = None,
         think: str | None = None,
@@ -170,7 +164,7 @@ class ModelSlots:
         `think` and `num_predict` replace the slot's own (the search-query calls ask for a line, unthought)."""
         failures: list[str] = []
         missing: list[str] = []
-        for i, name in enumerate(self.order(slot)):
+        for i, name in enumerate(slot.order):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
                 raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE, missing=missing)
@@ -198,7 +192,7 @@ class ModelSlots:
         raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures), missing=missing)
 
     async def stream(
-        self, slot: str, messages: list[dict[str, str]], deadline: float | None = None
+        self, slot: Slot, messages: list[dict[str, str]], deadline: float | None = None
     ) -> AsyncIterator[str | Thought | Generation]:
         """Yields text deltas (and, when the slot thinks, `Thought`s), then one final `Generation`.
 
@@ -207,7 +201,7 @@ class ModelSlots:
         """
         failures: list[str] = []
         missing: list[str] = []
-        for i, name in enumerate(self.order(slot)):
+        for i, name in enumerate(slot.order):
             host, model = self._slots[name]
             if (budget := self._budget(deadline, failures, name, model)) is None:
                 raise LLMUnavailable("; ".join(failures), reason=Degraded.DEADLINE, missing=missing)
@@ -258,7 +252,7 @@ class ModelSlots:
         """Load each distinct slot model now (a chat with no messages), with the window its calls will ask for
         (another one would make Ollama load it again at the first question)."""
         ready: dict[str, bool] = {}
-        for name in ("main", "light"):
+        for name in Slot:
             host, model = self._slots[name]
             if model in ready:
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from assist.contracts import IntentEntry, QueryType
+from assist.contracts import IntentEntry, QueryType, Slot
 from assist.llm.slots import LLMUnavailable
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def query_line(slots: ModelSlots, system: str, user: str, deadline: float | None
     think = slots.rewrite_think
     tokens = QUERY_TOKENS if think == "false" else QUERY_TOKENS_THINKING
     try:
-        gen = slots.chat("light", messages, deadline=deadline, think=think, num_predict=tokens)
+        gen = slots.chat(Slot.LIGHT, messages, deadline=deadline, think=think, num_predict=tokens)
     except LLMUnavailable:
         return None
     line = next((ln.strip().strip('"') for ln in gen.text.splitlines() if ln.strip()), "")

@@ -11,18 +11,23 @@ the corpus has (documents, or a type or identifier prefix of its own: "ADRs", "p
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import CorpusMatch
+from assist.contracts import CorpusKind, CorpusMatch, CorpusStage, FoundBy
 from assist.index.identifiers import mentions, prefixes
 from assist.index.manifest import line
 from assist.language import fold
+from assist.logs import get_logger
 from assist.retrieve.manifest import Manifest, load
 
 if TYPE_CHECKING:
+    from assist.contracts import TurnState
     from assist.index.manifest import Entry
+
+log = get_logger(__name__)
 
 _COUNT = re.compile(r"\b(how many|number of|count (the|all|of)|cuant[oa]s|numero de)\b")
 _ENUMERATE = re.compile(
@@ -133,6 +138,35 @@ class Corpus:
         return [d for suffix in "abcdefghijklmnopqrstuvwxyz" for d in self.manifest.owners(f"{key}{suffix}")]
 
 
+def recognize_turn(state: TurnState, corpus: Callable[[], Corpus | None] | None, budget_chars: int) -> None:
+    """Is the turn's question about the corpus itself? Its ids travel on (`state.corpus`), the answer stage
+    renders the entries and fetches the documents. A `corpus` stage appears only when it is; `corpus` None (no
+    manifest to ask): never."""
+    if corpus is None:
+        return
+    start = time.perf_counter()
+    try:
+        match = recognize(state.request.message, corpus, budget_chars)
+    except Exception as exc:  # a manifest that cannot be read: an ordinary question, and the log says why
+        log.warning("retrieve.corpus_failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        return
+    if match is None:
+        return
+    state.corpus = match
+    state.stages.append(
+        CorpusStage(
+            ms=round((time.perf_counter() - start) * 1000, 2),
+            kind=match.kind,
+            subject=match.subject,
+            matched=match.matched,
+            entries=len(match.entries),
+            documents=match.documents,
+            found_by=match.found_by,
+            missing_ids=match.missing,
+        )
+    )
+
+
 def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: int) -> CorpusMatch | None:
     """The corpus question this is, or None for an ordinary one (the usual case, decided by a few regular
     expressions; `corpus` is called — the manifest read, once — only past that gate)."""
@@ -148,30 +182,32 @@ def recognize(question: str, corpus: Callable[[], Corpus | None], budget_chars: 
     subject = corpus.subject_of(q)
     if missing and not found:
         subject = missing[0].split("-", 1)[0]
-        return _listing("existence", subject, corpus, budget_chars, written, missing)
+        return _listing(CorpusKind.EXISTENCE, subject, corpus, budget_chars, written, missing)
     if exists and subject is not None and not found:
-        return _listing("existence", subject, corpus, budget_chars, written, missing)
+        return _listing(CorpusKind.EXISTENCE, subject, corpus, budget_chars, written, missing)
     if found:
         named = [d for k in keys for d in [*corpus.manifest.owners(k), *corpus.companions(k)]]
         return CorpusMatch(
-            kind="document",
+            kind=CorpusKind.DOCUMENT,
             total=len(corpus.entries),
             documents=list(dict.fromkeys(named)),
             entries=list(dict.fromkeys(named)),
-            found_by="identifier",
+            found_by=FoundBy.IDENTIFIER,
             mentioned=written,
             missing=missing,
         )
     if (count or enumerate_) and subject is not None:
-        return _listing("count" if count else "enumerate", subject, corpus, budget_chars, written, [])
+        return _listing(CorpusKind.COUNT if count else CorpusKind.ENUMERATE, subject, corpus, budget_chars, written, [])
     if document and (titled := corpus.titled(question)):
         ids = [e.id for e in titled]
-        return CorpusMatch(kind="document", total=len(corpus.entries), documents=ids, entries=ids, found_by="title")
+        return CorpusMatch(
+            kind=CorpusKind.DOCUMENT, total=len(corpus.entries), documents=ids, entries=ids, found_by=FoundBy.TITLE
+        )
     return None
 
 
 def _listing(
-    kind: str, subject: str, corpus: Corpus, budget_chars: int, written: list[str], missing: list[str]
+    kind: CorpusKind, subject: str, corpus: Corpus, budget_chars: int, written: list[str], missing: list[str]
 ) -> CorpusMatch:
     matched = corpus.matching(subject)
     given: list[str] = []

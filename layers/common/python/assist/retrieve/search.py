@@ -32,6 +32,7 @@ from lancedb.query import MatchQuery
 from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
 from assist.embed.base import EmbedderError
 from assist.index.store import FTS_COLUMN
+from assist.lazy import once
 from assist.logs import get_logger
 from assist.retrieve import strategies as st
 from assist.retrieve.analysis import Analysis, analyze
@@ -40,6 +41,7 @@ from assist.retrieve.manifest import Manifest
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
+    from assist.index.calibration import Calibration
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -63,6 +65,9 @@ class SearchOptions:
     exact_weight: float = 0.2
     #: a document referencing the whole corpus keeps 1 − this of its score (a registry page)
     hub_damping: float = 0.5
+    #: a translated question's vector side searches the translation too: the local embedder (MiniLM) is English-only,
+    #: a multilingual one (`ollama:bge-m3`) gets the question as asked (ADR 0038 measures both)
+    embed_translation: bool = True
 
     @classmethod
     def from_settings(cls, s: Settings) -> SearchOptions:
@@ -74,6 +79,7 @@ class SearchOptions:
             semantic_weight=s.retrieve.semantic_weight,
             exact_weight=s.retrieve.exact_weight,
             hub_damping=s.retrieve.hub_damping,
+            embed_translation=s.embed.embedder == "minilm",
         )
 
     def weights(self, strategies: list[str]) -> dict[str, float]:
@@ -89,6 +95,7 @@ class Retriever:
         options: SearchOptions | None = None,
         rerank: Rerank | None = None,
         catalog: Callable[[], Manifest | None] | None = None,
+        calibration: Callable[[], Calibration | None] | None = None,
     ) -> None:
         self._table = table
         self._embedder = embedder
@@ -107,6 +114,8 @@ class Retriever:
         # the mean direction of every passage: how near the corpus's subject a question is (ADR 0055)
         self._centroid: np.ndarray | None = None
         self._centroid_lock = threading.Lock()
+        # the verdict's threshold computed for this index version when it was built (ADR 0096)
+        self._calibration = once(calibration) if calibration else None
 
     @property
     def table(self) -> Any:
@@ -142,6 +151,10 @@ class Retriever:
                     self._catalog = (self._catalog_source() if self._catalog_source else None) or Manifest()
         return self._catalog
 
+    def calibration(self) -> Calibration | None:
+        """This index version's calibration of the verdict (read once); None when it has none."""
+        return self._calibration() if self._calibration else None
+
     def centroid(self) -> np.ndarray:
         """The unit mean of the passages' unit vectors, read once (the vector column only)."""
         if self._centroid is None:
@@ -167,10 +180,21 @@ class Retriever:
         return {t for t, f in running.items() if not f.result()}
 
     def search(
-        self, query: str, k: int = 5, vector: np.ndarray | None = None, analysis: Analysis | None = None
+        self,
+        query: str,
+        k: int = 5,
+        vector: np.ndarray | None = None,
+        analysis: Analysis | None = None,
+        translated: str | None = None,
+        hide: frozenset[str] = frozenset(),
     ) -> RetrievalResult:
-        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already."""
-        return self._search(query, k, vector, analysis)[0]
+        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already.
+        `translated`: the query in the index's language (the `translate` stage); the full-text side searches it,
+        the vector side too unless the embedder is multilingual (`SearchOptions.embed_translation`).
+        `hide`: sections (`section_of`) searched as if they were not in the index (a calibration probe's own)."""
+        if translated is not None:
+            query, analysis = (translated if self.options.embed_translation else query), analyze(translated)
+        return self._search(query, k, vector, analysis, hide=hide)[0]
 
     def rank(self, query: str, k: int) -> list[str]:
         """The document ids of the k best chunks, best first, without reading their passages: what an
@@ -182,25 +206,32 @@ class Retriever:
         result, lists = self._search(query, k, None, None)
         return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
 
+    # 61 lines: one search's steps in order; its signature takes 9 of them since `hide` joined it (ADR 0096)
     def _search(
-        self, query: str, k: int, vector: np.ndarray | None, analysis: Analysis | None, passages: bool = True
+        self,
+        query: str,
+        k: int,
+        vector: np.ndarray | None,
+        analysis: Analysis | None,
+        passages: bool = True,
+        hide: frozenset[str] = frozenset(),
     ) -> tuple[RetrievalResult, dict[str, list[st.Hit]]]:
         started = time.perf_counter()
         a = analysis or analyze(query)
         pool = max(MIN_POOL, k)
         embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
         running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
-        named = self._named(a)
+        named = [] if hide else self._named(a)  # a named document's opening chunk could be the hidden section
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
             running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
-        lists = {name: f.result() for name, f in running.items()}
+        lists = {name: _shown(f.result(), hide) for name, f in running.items()}
         fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
         confidence: Confidence | None = None
         if fused:
             confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
         else:
-            fused, confidence, note = self._fallback(a, lists, pool)
+            fused, confidence, note = self._fallback(a, lists, pool, hide)
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
         if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
@@ -239,7 +270,7 @@ class Retriever:
         return result, lists
 
     def _fallback(
-        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int
+        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int, hide: frozenset[str]
     ) -> tuple[list[Fused], Confidence | None, str]:
         """Nothing passed the fusion: the fallback phases, each looser than the last, until one finds something
         (its hits join `lists`); the confidence and the note say which phase did."""
@@ -248,7 +279,7 @@ class Retriever:
             (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
         ]
         for level, why, extra, floor in phases:
-            more = {s.name: s.run(self._table, pool) for s in extra}
+            more = {s.name: _shown(s.run(self._table, pool), hide) for s in extra}
             lists.update(more)
             if st.VECTOR in lists:
                 more[st.VECTOR] = lists[st.VECTOR]
@@ -348,6 +379,15 @@ class Retriever:
             vectors = np.asarray([rows[f.id]["vector"] for f in picked], dtype=np.float32)
             picked = [picked[i] for i in mmr([f.score for f in picked], vectors, k, self.options.mmr_lambda)]
         return [_chunk(rows[f.id], f.score, f.found_by) for f in picked[:k]]
+
+
+def section_of(chunk_id: str) -> str:
+    """The section a chunk belongs to: its id without the ordinal (a long section's windows share it)."""
+    return chunk_id.rsplit(":", 1)[0]
+
+
+def _shown(hits: list[st.Hit], hide: frozenset[str]) -> list[st.Hit]:
+    return [h for h in hits if section_of(h.id) not in hide] if hide else hits
 
 
 def _unread(fused: list[Fused], lists: dict[str, list[st.Hit]]) -> list[Chunk]:

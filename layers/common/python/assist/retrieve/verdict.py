@@ -35,23 +35,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from msgspec import UNSET, UnsetType
 
 from assist.contracts import Chunk, RetrievalResult, UncertainReason, VerdictSignals
+from assist.index.calibration import METHOD
+from assist.language import foreign
 
 if TYPE_CHECKING:
+    from assist.contracts import RetrieveStage, TurnState
+    from assist.index.calibration import Calibration
+    from assist.retrieve.search import Retriever
     from assist.settings import Settings
 
 #: a document named by its identifier is on topic whatever the embedder says
 NAMED = "identifier"
+TOPICS = 3  # nearest topics an uncertain answer names
 STEM = 5  # letters compared: `configured` and `configuration` are one word, `cake` and `cache` are not
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
 #: a word joined to the next by `_`, `.`, `-` without spaces: part of a code symbol or a compound name
 _SYMBOL = re.compile(r"[^\W_]+(?:[_.][^\W_]+)+")
-_STOP = frozenset(
+STOP = frozenset(
     re.split(
         r"\s+",
         """the and for are was were how what when where which who whom why with this that these those from have has had
@@ -107,7 +113,7 @@ class Verdict:
 
 def terms(text: str) -> list[str]:
     """The question's terms as the corpus vocabulary is asked for them: whole words, lower case, in order."""
-    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in _STOP and not w.isdigit()))
+    return list(dict.fromkeys(w for w in _WORD.findall(text.lower()) if w not in STOP and not w.isdigit()))
 
 
 def names(text: str) -> set[str]:
@@ -163,6 +169,20 @@ class Weights:
         )
 
 
+def signature(weights: Weights) -> list[float]:
+    """The weights a calibrated threshold holds for (the similarity's is 1): other weights, another scale."""
+    return [weights.centrality, weights.coverage, weights.absent, weights.named]
+
+
+def calibrated(weights: Weights, calibration: Calibration | None, on: bool = True) -> Weights:
+    """The weights with the index's calibrated threshold (ADR 0096), when calibration is `on` and the index was
+    calibrated by this engine's method for these weights; else as configured."""
+    c = calibration
+    if not on or c is None or c.method != METHOD or c.weights != signature(weights):
+        return weights
+    return replace(weights, threshold=c.threshold)
+
+
 #: which of these terms no passage of the index contains, with `typos` edits forgiven (`Retriever.unknown`)
 Vocabulary = Callable[..., set[str]]
 
@@ -209,3 +229,38 @@ def judge(
     score = weights.score(sim, central, cov, absent, named)
     reason = UncertainReason.OUT_OF_SCOPE if score < weights.threshold else None
     return Verdict(reason is not None, reason, sim, central, cov, absent, named, score, unknown)
+
+
+def judge_turn(
+    state: TurnState,
+    query: str,
+    translated: str | None,
+    st: RetrieveStage,
+    retriever: Callable[[], Retriever],
+    settings: Settings,
+) -> None:
+    """Does the documentation cover the turn's question (ADR 0055)? Uncertain: the answer says it does not,
+    with the nearest topics (`retrieval.suggestions`), and no model is asked. An index that could not
+    be searched says nothing about the documentation: no verdict then. The verdict and its signals go
+    to the retrieve stage's `verdict` (a few microseconds: no stage of its own)."""
+    result = state.retrieval
+    if result is None or any(d.without_index for d in result.degraded):
+        return
+    readable = translated is not None or foreign(query, settings.index.language) is None
+    searched = retriever()  # the index version searched, with its calibration (ADR 0096)
+    weights = calibrated(Weights.from_settings(settings), searched.calibration(), settings.uncertain.calibrate)
+    verdict = judge(translated or query, result, weights, readable, searched.unknown)
+    st.verdict = verdict.detail()
+    if verdict.score is not None:
+        st.verdict.threshold = round(weights.threshold, 4)
+    if verdict.uncertain and state.request.force_answer:  # asked anyway: the model answers, the trace says so
+        st.verdict.forced = True
+    elif verdict.uncertain:
+        state.uncertain_reason = verdict.reason
+        result.suggestions = nearest_topics(result.chunks, result.suggestions)
+
+
+def nearest_topics(chunks: Sequence[Chunk], suggestions: Sequence[str] = (), limit: int = TOPICS) -> list[str]:
+    """The retrieved passages' sections (`Chunk.topic`), distinct, best first; the suggested titles
+    when nothing was retrieved."""
+    return list(dict.fromkeys([*(c.topic for c in chunks), *suggestions]))[:limit]

@@ -24,7 +24,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, UncertainReason
+from assist.contracts import Confidence, Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, UncertainReason
 from assist.errors import AssistError, Unavailable
 from assist.logs import get_logger
 from assist.sessions.keys import EXPORT_DAY, EXPORT_KEY, HEADER_TURN, LAST_KEY, export_key
@@ -168,6 +168,11 @@ def topic_of(message: str) -> str:
 def intent_entries(turns: list[TurnRecord]) -> list[IntentEntry]:
     """The intent history as the classifier sees it, from the sessions table's turns."""
     return [IntentEntry(t.type, topic_of(t.message), t.layer, t.confidence) for t in turns]
+
+
+def exchanges(turns: list[TurnRecord]) -> list[Exchange]:
+    """The session so far as a CONVERSATIONAL answer sees it: each turn's message, answer and cited sources."""
+    return [Exchange(t.message, t.answer, list(t.sources)) for t in turns]
 
 
 class Backend(ABC):

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import yaml
 
+from assist.contracts import SourceKind
 from assist.errors import AssistError
 
 if TYPE_CHECKING:
     from assist.index.chunking import DocChunk
     from assist.index.manifest import Entry
-
-KINDS = ("folder", "repo", "site", "openapi", "pdf")
 
 
 class SourceError(AssistError, ValueError):
@@ -29,16 +28,18 @@ class SourceError(AssistError, ValueError):
 
 class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     location: str  # a path or an http(s) URL
-    kind: str = ""  # one of KINDS; "" → guessed from the location
+    kind: str = ""  # a `SourceKind`; "" → guessed from the location
     #: folder/repo: where the files are published, `{path}` (with suffix) / `{stem}` (without) or a prefix
     base_url: str = ""
     prefix: str = ""  # put before every document id, to keep several sources' ids apart
     ref: str = ""  # repo URL: the branch or tag to clone
 
     def resolved(self) -> SourceSpec:
-        kind = self.kind or guess_kind(self.location)
-        if kind not in KINDS:
-            raise SourceError(f"{self.location}: unknown source kind {kind!r}; use one of {'|'.join(KINDS)}")
+        try:
+            kind = SourceKind(self.kind) if self.kind else guess_kind(self.location)
+        except ValueError:
+            kinds = "|".join(SourceKind)
+            raise SourceError(f"{self.location}: unknown source kind {self.kind!r}; use one of {kinds}") from None
         return msgspec.structs.replace(self, kind=kind)
 
 
@@ -66,17 +67,17 @@ def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
 
-def guess_kind(location: str) -> str:
+def guess_kind(location: str) -> SourceKind:
     low = location.lower().split("?", 1)[0].split("#", 1)[0]
     if low.endswith((".yaml", ".yml", ".json")):
-        return "openapi"
+        return SourceKind.OPENAPI
     if low.endswith(".pdf"):
-        return "pdf"
+        return SourceKind.PDF
     if low.endswith(".git") or low.startswith("git@"):
-        return "repo"
+        return SourceKind.REPO
     if is_url(low):
-        return "site"
-    return "repo" if (Path(location) / ".git").exists() else "folder"
+        return SourceKind.SITE
+    return SourceKind.REPO if (Path(location) / ".git").exists() else SourceKind.FOLDER
 
 
 def load_file(path: str | Path) -> list[SourceSpec]:

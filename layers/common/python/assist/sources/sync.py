@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.contracts import SourceKind
 from assist.index import manifest
 from assist.index.chunking import doc_hash
 from assist.index.lock import writer_lease
@@ -35,13 +36,13 @@ def read_source(
     spec: SourceSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
 ) -> Read:
     spec = spec.resolved()
-    if spec.kind == "site":
+    if spec.kind == SourceKind.SITE:
         return read_site(spec, settings, previous, indexed)
-    if spec.kind == "openapi":
+    if spec.kind == SourceKind.OPENAPI:
         return _read_openapi(spec, settings)
-    if spec.kind == "repo":
+    if spec.kind == SourceKind.REPO:
         return read_repo(spec, settings)
-    if spec.kind == "pdf" and spec.location.startswith(("http://", "https://")):
+    if spec.kind == SourceKind.PDF and spec.location.startswith(("http://", "https://")):
         return _read_remote_pdf(spec, settings)
 
     return read_folder(spec, settings)  # a folder, or one file (a PDF too)
@@ -108,9 +109,14 @@ def sync_sources(
             raise SourceError("the sources hold no documents to index")
         stats = write(db, docs, settings, embedder, progress, entries)
         validators.write(db, settings.index.table, seen_validators, previous)
+        # deferred, ADR 0071: the search stack (numpy, the retriever) only once the chunks are written
+        from assist.retrieve.calibrate import calibrate_index
+
+        calibration = calibrate_index(db, settings, embedder, stats.changed)
     out = {
         "index": settings.index.uri,
         **vars(stats),
+        "calibration": calibration.summary() if calibration else None,
         "seconds": round(time.perf_counter() - t0, 3),
         "sources": per_source,
     }

@@ -31,7 +31,11 @@ def for_visitor(name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
             **_only(payload, UNCERTAIN),
         }
     if name == "done":
-        generate = [_only(s, GENERATE) for s in payload.get("trace", {}).get("stages", []) if s["name"] == "generate"]
+        stages = payload.get("trace", {}).get("stages", [])
+        # a stage's undecided details are null (ADR 0099): a visitor gets only the ones the answer has
+        generate = [
+            {k: v for k, v in _only(s, GENERATE).items() if v is not None} for s in stages if s["name"] == "generate"
+        ]
         return {
             "answer": payload.get("answer", ""),
             "route": _only(payload.get("route", {}), ROUTE),

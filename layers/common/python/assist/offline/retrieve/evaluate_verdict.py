@@ -29,13 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from assist.contracts import Confidence
+from assist.index.calibration import Calibration
 from assist.language import foreign
 from assist.offline.retrieve import beir
 from assist.offline.retrieve.evaluate import build_index
 from assist.offline.retrieve.verdict_fit import Evidence, Targets, fit, flagged
+from assist.retrieve.calibrate import calibrate
 from assist.retrieve.search import Retriever, SearchOptions
-from assist.retrieve.verdict import Weights, judge
+from assist.retrieve.verdict import Weights, calibrated, judge
 from assist.stats import percentile
 
 if TYPE_CHECKING:
@@ -43,6 +47,7 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 ANSWERABLE, OFF_TOPIC, ABSENT = "answerable", "off-topic", "absent"
+OWN = ":own-section"  # a calibration's key when its probes were scored with their own sections searchable
 #: every signal read, whatever the weights: the vocabulary is asked, the threshold never decides
 READ_ALL = Weights(threshold=float("-inf"), centrality=0.0, coverage=0.0, absent=1.0, named=1.0)
 
@@ -120,17 +125,26 @@ def evidence(
 
 def gather(
     sets: list[DataSet], offtopic_files: list[str], index_root: str, settings: Settings, embedder: Embedder
-) -> tuple[dict[str, list[Evidence]], dict[str, Any]]:
-    """Every set's evidence, and the verdict's cost per set (p50/p95 ms beside the search's)."""
+) -> tuple[dict[str, list[Evidence]], dict[str, Any], dict[str, Calibration]]:
+    """Every set's evidence, the verdict's cost per set (p50/p95 ms beside the search's), and each set's
+    calibration as its index's publish computes it (ADR 0096): from the corpus's documents, never its questions."""
     off = [(f, questions(f)) for f in offtopic_files]
     out: dict[str, list[Evidence]] = {}
     cost: dict[str, Any] = {}
+    calibrations: dict[str, Calibration] = {}
+    u = settings.uncertain
     for ds in sets:
         table, _, catalog = build_index(ds.corpus, str(Path(index_root) / ds.name), settings, embedder)
         retriever = Retriever(table, embedder, SearchOptions.from_settings(settings), catalog=catalog)
         started = time.perf_counter()
         retriever.centroid()
         centroid_ms = (time.perf_counter() - started) * 1000
+        configured = Weights.from_settings(settings)
+        k = settings.retrieve.top_k
+        calibrations[ds.name] = calibrate(retriever, configured, k, u.calibration_target, u.calibration_confidence)
+        # the same probes scored with their own sections searchable: the cut a less cautious calibration gives
+        own = calibrate(retriever, configured, k, u.calibration_target, u.calibration_confidence, hold_out=False)
+        calibrations[f"{ds.name}{OWN}"] = own
         rows, costs = evidence(ANSWERABLE, Path(ds.queries[0]).name, answerable(ds), retriever, settings)
         for name, qs in off:
             more, c = evidence(OFF_TOPIC, name, [q for q in qs if ds.name not in q.near], retriever, settings)
@@ -146,8 +160,9 @@ def gather(
             "search_p50_ms": percentile(search_ms, 50),
             "centroid_ms": round(centroid_ms, 1),
             "chunks": table.count_rows(),
+            "calibration_s": calibrations[ds.name].seconds,
         }
-    return out, cost
+    return out, cost, calibrations
 
 
 def _search_ms(retriever: Retriever, texts: list[str], k: int) -> list[float]:
@@ -160,9 +175,14 @@ def _search_ms(retriever: Retriever, texts: list[str], k: int) -> list[float]:
 
 
 def report(
-    found: dict[str, list[Evidence]], configured: Weights, targets: Targets, cost: dict[str, Any] | None = None
+    found: dict[str, list[Evidence]],
+    configured: Weights,
+    targets: Targets,
+    cost: dict[str, Any] | None = None,
+    calibrations: dict[str, Calibration] | None = None,
 ) -> dict[str, Any]:
-    """Shares flagged per set and kind: configured weights, fitted on every set, fitted without the set."""
+    """Shares flagged per set and kind: configured weights, fitted on every set, fitted without the set, and
+    the configured weights with the threshold the set's own calibration computed (`calibrated`, ADR 0096)."""
     fitted, fit_detail = fit(found, targets)
     held_out = {name: fit({n: e for n, e in found.items() if n != name}, targets)[0] for name in found}
     out: dict[str, Any] = {
@@ -175,6 +195,11 @@ def report(
     for name, rows in found.items():
         per: dict[str, Any] = {}
         runs = {"configured": configured, "fitted": fitted, "held_out": held_out[name]}
+        c = (calibrations or {}).get(name)
+        if c is not None:
+            runs["calibrated"] = calibrated(configured, c)
+        if (own := (calibrations or {}).get(f"{name}{OWN}")) is not None:
+            runs["calibrated_own_section"] = calibrated(configured, own)
         flags = {k: flagged(rows, w) for k, w in runs.items()}
         for group in (ANSWERABLE, OFF_TOPIC, ABSENT):
             idx = [i for i, e in enumerate(rows) if e.group == group]
@@ -200,6 +225,13 @@ def report(
         ]
         if cost:
             per["cost"] = cost[name]
+        if own is not None:
+            per["calibration_own_section"] = msgspec.structs.asdict(own)
+        if c is not None:
+            per["calibration"] = msgspec.structs.asdict(c)
+            per["flagged_answerable_calibrated"] = [
+                e.text for i, e in enumerate(rows) if e.group == ANSWERABLE and flags["calibrated"][i]
+            ][:12]
         out["sets"][name] = per
     return out
 
@@ -214,16 +246,26 @@ def _weights(w: Weights) -> dict[str, float]:
     }
 
 
-def save(found: dict[str, list[Evidence]], path: str | Path) -> None:
-    """The evidence as JSON lines, so a fit can be re-run without searching again (`--evidence`)."""
+def save(
+    found: dict[str, list[Evidence]], path: str | Path, calibrations: dict[str, Calibration] | None = None
+) -> None:
+    """The evidence as JSON lines, so a fit can be re-run without searching again (`--evidence`); each set's
+    calibration as a line of its own (`{"set", "calibration"}`)."""
     with open(path, "w", encoding="utf-8") as f:
+        for name, c in (calibrations or {}).items():
+            f.write(json.dumps({"set": name, "calibration": msgspec.structs.asdict(c)}) + "\n")
         for name, rows in found.items():
             for e in rows:
                 f.write(json.dumps({"set": name, **e.as_dict()}, ensure_ascii=False) + "\n")
 
 
-def load(path: str | Path) -> dict[str, list[Evidence]]:
+def load(path: str | Path) -> tuple[dict[str, list[Evidence]], dict[str, Calibration]]:
     out: dict[str, list[Evidence]] = {}
+    calibrations: dict[str, Calibration] = {}
     for row in _rows(Path(path)):
-        out.setdefault(row.pop("set"), []).append(Evidence.from_dict(row))
-    return out
+        name = row.pop("set")
+        if "calibration" in row:
+            calibrations[name] = msgspec.convert(row["calibration"], Calibration)
+        else:
+            out.setdefault(name, []).append(Evidence.from_dict(row))
+    return out, calibrations
