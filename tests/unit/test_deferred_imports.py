@@ -8,8 +8,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "layers" / "common" / "python" / "assist"
-#: function-level imports in the runtime package: 199 before ADR 0100, 82 after; lower it as deferrals go
-CEILING = 82
+#: function-level imports in the runtime package: 199 before ADR 0100, 85 after (with main's new ones); lower it as deferrals go
+CEILING = 85
 
 
 def _type_checking(node: ast.AST) -> bool:
