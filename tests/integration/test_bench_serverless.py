@@ -48,6 +48,9 @@ def test_cold_start_reports_every_function_against_its_budget(tmp_path):
         assert r["ratio"] == pytest.approx((r["import_s"] + r["first_call_s"]) / budget, abs=0.02)
     assert out["retrieve"]["installed_mb"] > out["classify"]["installed_mb"] > out["export"]["installed_mb"] > 0
     assert out["export"]["model_mb"] == 0
+    assert "lancedb" in out["retrieve"]["imports_s"]  # each import's share: the retrieve function opens LanceDB
+    assert "lancedb" not in out["classify"]["imports_s"]
+    assert out["answer_to_classify"] == pytest.approx(out["answer"]["total_s"] / out["classify"]["total_s"], abs=0.01)
     assert out["retrieve"]["model_mb"] > 10  # the ONNX model is baked into the images that embed
     # without --json, the same figures as a table: a row per function, its ratio beside its budget
     rows = {line.split()[0]: line.split() for line in render(cold_start_table(out)).splitlines()[1:5]}

@@ -3,7 +3,14 @@ so the test needs no tokenizer file."""
 
 from __future__ import annotations
 
-from assist.answer.budget import PER_MESSAGE, Material, TokenCounter, fit, prompt_tokenizer_file
+from assist.answer.budget import (
+    PER_MESSAGE,
+    Material,
+    TokenCounter,
+    fit,
+    fit_bounded,
+    prompt_tokenizer_file,
+)
 from assist.contracts import Chunk, QueryType
 from assist.doctor import embedder_state
 from assist.llm.window import Window
@@ -111,3 +118,41 @@ def test_the_prompt_tokenizer_named_by_its_setting_is_the_one_counted_with_and_t
     s = Settings.from_env({}).with_(ollama={"prompt_tokenizer": str(named)}, embed={"model_dir": str(tmp_path / "m")})
     assert prompt_tokenizer_file(s) == named
     assert embedder_state(s)["prompt_tokenizer"] is True  # not beside the embedding model, yet the one in use
+
+
+class Exact(TokenCounter):
+    """Stands for the exact tokenizer: a tighter count than the bound (chars / 4), and it says when it is asked."""
+
+    def __init__(self) -> None:
+        super().__init__("exact")
+        self.loads = 0
+
+    def count(self, text: str) -> int:
+        return -(-len(text) // 4)
+
+    def prefix(self, text: str, tokens: int) -> str:
+        return text[: max(tokens, 0) * 4]
+
+    def __call__(self) -> TokenCounter:
+        self.loads += 1
+        return self
+
+
+def test_the_exact_tokenizer_is_loaded_only_when_the_upper_bound_says_the_prompt_may_not_fit() -> None:
+    exact = Exact()
+    small = Material(QueryType.RETRIEVAL, "Q?", passages=[chunk(1, 100), chunk(2, 100)])
+    p = fit_bounded(small, Window(8192, 1024), exact)
+    assert exact.loads == 0  # the bound fits: no file read
+    assert p.dropped == {}
+    assert p.tokenizer.startswith("chars/1.8")
+    assert [c.id for c in p.chunks] == ["d#s:1", "d#s:2"]
+
+    passages = [chunk(i, 400) for i in range(6)]
+    near = Material(QueryType.RETRIEVAL, "Q?", passages=passages)
+    window = window_for(1200)  # the bound keeps fewer than six passages; the exact count keeps them all
+    assert fit(near, window, COUNT).dropped
+    p = fit_bounded(near, window, exact)
+    assert exact.loads == 1
+    assert p.tokenizer == "exact"
+    assert p.dropped == {}
+    assert len(p.chunks) == 6

@@ -30,3 +30,18 @@ def test_the_check_sees_a_runtime_import(tmp_path):
     planted = tmp_path / "child.py"
     planted.write_text("import json\nfrom assist.settings import Settings\n")
     assert top_level_imports(planted) - set(sys.stdlib_module_names) == {"assist"}
+
+
+def test_import_times_are_summed_per_top_level_package_the_largest_first():
+    stderr = "\n".join(
+        [
+            "import time: self [us] | cumulative | imported package",
+            "import time:      2000 |       2000 |   lancedb.query",
+            "import time:      1000 |       1500 |     pyarrow",
+            "import time:      3000 |       6000 | lancedb",
+            "import time:        50 |         50 | json",
+            "a log line on stderr",
+        ]
+    )
+    assert coldstart.import_shares(stderr) == {"lancedb": 0.005, "pyarrow": 0.001, "json": 0.0}
+    assert coldstart.import_shares(stderr, top=1) == {"lancedb": 0.005, "(others)": 0.001}

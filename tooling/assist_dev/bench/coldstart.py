@@ -31,12 +31,14 @@ if TYPE_CHECKING:
 BUDGETS_S = {"classify": 1.0, "retrieve": 3.0, "answer": 1.0, "export": 2.0}
 CARRIES_MODEL = ("classify", "retrieve", "answer")  # the ONNX embedder is baked into these images
 CHILD = Path(__file__).with_name("coldstart_child.py")
+TOP_IMPORTS = 8
 SCHEDULED_EVENT = {"version": "0", "source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
 
 
-def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str, Any]:
+def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path, importtime: bool = False) -> dict[str, Any]:
     # -P: the child's folder stays off sys.path (its bench/ollama.py would shadow the ollama client)
-    argv = [sys.executable, "-P", str(CHILD)] if job else [sys.executable, "-c", "pass"]
+    argv = [sys.executable, "-P", *(["-X", "importtime"] if importtime else []), str(CHILD)]
+    argv = argv if job else [sys.executable, "-c", "pass"]
     t0 = time.perf_counter()
     proc = subprocess.run(
         argv, input=json.dumps(job or {}), capture_output=True, text=True, env=env, cwd=cwd, timeout=300
@@ -45,7 +47,26 @@ def _run(job: dict[str, Any] | None, env: dict[str, str], cwd: Path) -> dict[str
     if proc.returncode != 0:
         name = job["function"] if job else "interpreter"
         raise AssistError(f"cold-start run of {name} failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1]) if job else {"wall_s": wall}
+    if not job:
+        return {"wall_s": wall}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out | ({"imports": import_shares(proc.stderr)} if importtime else {})
+
+
+def import_shares(stderr: str, top: int = TOP_IMPORTS) -> dict[str, float]:
+    """Seconds of `-X importtime`'s self times per top-level package (the import and the first call alike: a
+    deferred import counts where it happens), the `top` largest and the rest together."""
+    by: dict[str, float] = {}
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        self_us, _, name = (part.strip() for part in line.removeprefix("import time:").split("|"))
+        if self_us.isdigit():
+            package = name.split(".")[0]
+            by[package] = by.get(package, 0.0) + int(self_us) / 1e6
+    ranked = sorted(by.items(), key=lambda kv: -kv[1])
+    shares = {name: round(s, 3) for name, s in ranked[:top]}
+    return shares | ({"(others)": round(sum(s for _, s in ranked[top:]), 3)} if len(ranked) > top else {})
 
 
 def _events(settings: Settings, runs: int) -> dict[str, list[dict[str, Any]]]:
@@ -84,6 +105,8 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
             imports = [x["import_s"] for x in samples]
             firsts = [x["first_call_s"] for x in samples]
             total = statistics.median(i + f for i, f in zip(imports, firsts, strict=True))
+            # one more run under -X importtime (its own overhead kept out of the figures above): what it loads
+            profiled = _run({"function": name, "event": events[name][0]}, env, ROOT, importtime=True)
             size, missing = extra_size_mb([name, "lambda"])
             out[name] = {
                 "import_s": round(statistics.median(imports), 3),
@@ -96,6 +119,8 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
                 "model_mb": dir_size_mb(Path(s.embed.model_dir)) if name in CARRIES_MODEL else 0.0,
                 "not_installed_here": missing,
                 "runs": runs,
+                "imports_s": profiled["imports"],
             }
         out["interpreter_s"] = round(interpreter, 3)
+        out["answer_to_classify"] = round(out["answer"]["total_s"] / out["classify"]["total_s"], 2)
         return out

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = b.add_parser("retrieval", help="fts, vector, LanceDB rrf and adaptive latency on N generated chunks")
     p.add_argument("--rows", type=int, default=10_000, help="chunks in the generated corpus (default 10,000)")
     p.add_argument("--docs", default="docs", help="folder whose vocabulary the generated texts use")
+    p.add_argument(
+        "--s3-direct-queries", type=int, help="searches per strategy on S3 directly (50; 10 over 20k rows; 0: none)"
+    )
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_retrieval)
 
@@ -252,7 +255,8 @@ def run_retrieval(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist_dev.bench.retrieval import run
 
-    return _show(run(settings(logs={"level": "WARNING"}), args.rows, Path(args.docs)), args, retrieval_table)
+    result = run(settings(logs={"level": "WARNING"}), args.rows, Path(args.docs), args.s3_direct_queries)
+    return _show(result, args, retrieval_table)
 
 
 def retrieval_table(result: dict[str, Any]) -> Table:
@@ -260,17 +264,24 @@ def retrieval_table(result: dict[str, Any]) -> Table:
     from assist_dev.bench.figures import Table, ratio
     from assist_dev.bench.retrieval import STRATEGIES
 
+    places = {"local": "local", "s3": "s3 copy", "s3_direct": "s3 direct"}
     rows = [
-        (f"{where} {name}", r[name]["p50_ms"], r[name]["p95_ms"], ratio(r[name]["p50_ms"], r["rrf"]["p50_ms"]))
-        for where in ("local", "s3")
+        (f"{label} {name}", r[name]["p50_ms"], r[name]["p95_ms"], ratio(r[name]["p50_ms"], r["rrf"]["p50_ms"]))
+        for where, label in places.items()
+        if where in result
         for r in [result[where]]
         for name in STRATEGIES
     ]
     budget, local, s3 = result["budget"], result["local"], result["s3"]
-    emb = result["query_embedding"]
+    emb, fetch = result["query_embedding"], s3["fetch"]
     notes = [
         f"{result['rows']:,} chunks; vector index: {result['vector_index']}; build: local {local['build_s']} s, "
         f"s3 {s3['build_s']} s (of which upload {s3['upload_s']} s)",
+        f"s3 copy (what the retrieve function reads): {fetch.get('mb')} MB fetched in {fetch.get('s')} s "
+        f"({fetch.get('s_per_mb')} s/MB); first question after the publish {s3['first_question_ms']} ms (the copy "
+        f"{s3['pointer_and_copy_ms']} ms, then the table opened and searched {s3['first_search_ms']} ms; "
+        f"a local table's first search {local['first_search_ms']} ms); "
+        f"adaptive p50 ×{s3['adaptive']['ratio_to_local']} local (at most ×{budget['s3_adaptive_ratio_to_local']})",
         f"query embedding, not included above: p50 {emb['p50_ms']} ms, p95 {emb['p95_ms']} ms",
         f"budgets: local adaptive p50 {budget['adaptive_p50_ms']} ms "
         f"(×{ratio(local['adaptive']['p50_ms'], budget['adaptive_p50_ms'])}); "
@@ -447,7 +458,16 @@ def cold_start_table(result: dict[str, Any]) -> Table:
         for name, r in result.items()
         if isinstance(r, dict)
     ]
-    notes = [f"(interpreter start-up, not counted: {result['interpreter_s']} s; MB = packages of the extra + model)"]
+    notes = [
+        f"(interpreter start-up, not counted: {result['interpreter_s']} s; MB = packages of the extra + model)",
+        f"answer / classify: ×{result['answer_to_classify']} (at most ×0.7)",
+        "imports by top-level package, one run under -X importtime (s, self times, first call included):",
+        *(
+            f"  {name}: " + ", ".join(f"{pkg} {s}" for pkg, s in r["imports_s"].items())
+            for name, r in result.items()
+            if isinstance(r, dict)
+        ),
+    ]
     columns = ("function", "import s", "first call s", "total s", "budget s", "× budget", "MB", "")
     return Table(columns, rows, notes)
 

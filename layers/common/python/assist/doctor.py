@@ -23,6 +23,7 @@ from assist.classify.llm import NUM_PREDICT
 from assist.embed.files import MODEL_FILE
 from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
 from assist.index import calibration, pointer
+from assist.index.local_copy import LocalCopies
 from assist.index.manifest import read as read_manifest
 from assist.index.store import connect
 from assist.ollama_client import FACTS_TIMEOUT_S, ModelFacts, bearer, forget_facts, model_facts
@@ -163,9 +164,17 @@ def index_state(settings: Settings) -> dict[str, Any]:
             "documents": len(entries) if entries is not None else None,
             # the verdict's threshold for this version (ADR 0096); None: built before calibration, or with it off
             "calibration": calibrated.summary() if calibrated else None,
+            **({"reader": reader(settings, live)} if settings.index.is_s3 else {}),
         }
     except Exception as exc:  # any index failure is what this reports
         return {"uri": uri, "ok": False, "state": "unreadable", "problem": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def reader(settings: Settings, live: str) -> dict[str, Any]:
+    """How the functions read an index on S3: a local copy of the live version, or S3 itself and why (ADR 0095)."""
+    if settings.index.read == "s3":
+        return {"read": "s3", "why": "INDEX_READ=s3"}
+    return LocalCopies(settings, index_s3(settings)).plan(live)
 
 
 def doctor(settings: Settings, embedder: Callable[[], Any] | None = None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ Overrides, in tests and tools: `settings.with_(ollama={"host": url}, index={"uri
 from __future__ import annotations
 
 import os
+import tempfile
 import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -200,6 +201,12 @@ class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
     language: str = "en"  # the docs' language: a question in another gets a translated full-text query
     # published index versions (ADR 0067): readers re-read the live pointer this often; the gate's relevance set
     refresh_s: float = 60.0
+    # an index on S3 is read from a local copy of its published version (ADR 0095): "copy", or "s3" to read S3
+    # directly (an index too big for the disk); the copy's directory and the function's ephemeral storage
+    # (template `EphemeralStorageMB`), which a copy must fit; unset dir: the system's temporary directory (/tmp)
+    read: Literal["copy", "s3"] = "copy"
+    copy_dir: str = ""
+    ephemeral_mb: int = 512
     gate_queries: str = ""  # queries.jsonl ({_id, text}); with the qrels, `--publish` runs the gate
     gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
     gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
@@ -209,6 +216,11 @@ class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
     @property
     def is_s3(self) -> bool:
         return self.uri.startswith("s3://")
+
+    @property
+    def copies(self) -> Path:
+        """Where local copies of published versions go (ADR 0095): Lambda's ephemeral storage is /tmp."""
+        return Path(self.copy_dir) if self.copy_dir else Path(tempfile.gettempdir()) / "assist-index"
 
 
 class Retrieve(Section, frozen=True, kw_only=True, rename=_prefixed("RETRIEVE_")):

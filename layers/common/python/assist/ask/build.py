@@ -2,8 +2,8 @@
 assembly is classify/build.py's, the embedder's embed/build.py's.
 
 Every part is built on its first use, once, and shared: a function that runs one stage pays
-at cold start only for the parts that stage touches (the retrieve function never imports
-boto3, the classify function never imports LanceDB), and the classifier and the retriever
+at cold start only for the parts that stage touches (the retrieve function imports
+boto3 only for an index on S3, the classify function never imports LanceDB), and the classifier and the retriever
 use the same embedder instance.
 """
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from assist.answer import marker
-from assist.answer.budget import Material, Prompt, fit, token_counter
+from assist.answer.budget import Material, Prompt, fit_bounded, token_counter
 from assist.answer.corpus import extractive, section
 from assist.answer.extractive import conversation_recap, extractive_answer, platform_facts
 from assist.answer.phrases import language, phrase
@@ -136,7 +136,7 @@ def fit_to_model_window(state: TurnState, ctx: Context, slots: ModelSlots, setti
         editor_content=req.editor_content if qtype is QueryType.CODE_GENERATION else None,
     )
     window = slots.window(route.model_slot, state.deadline)
-    fitted = fit(material, window, token_counter(settings))
+    fitted = fit_bounded(material, window, lambda: token_counter(settings))
     ctx.chunks = fitted.chunks
     if fitted.dropped:
         state.degraded.append(Degraded.CONTEXT_TRIMMED)

@@ -4,6 +4,10 @@ An `IndexHandle` owns the location and knows the live version: it re-reads the p
 (`index/pointer.py`) at most every `INDEX_REFRESH_S`, and what it opened for one version (the retriever,
 the corpus manifest) is opened again for the next. Every cache of index-derived state keys on
 `handle.location()`, so nothing read from an old version outlives the switch.
+
+An index on S3 is read from a local copy of the live version (`index/local_copy.py`, ADR 0095) unless
+`INDEX_READ=s3`: `location()` is then the copy's directory, which changes when the new version's copy is
+complete, so the version switch above is also the switch to the new copy.
 """
 
 from __future__ import annotations
@@ -15,12 +19,13 @@ from typing import Any, TypeVar
 
 from assist.aws.clients import client
 from assist.index import pointer
+from assist.index.local_copy import LocalCopies
 from assist.logs import get_logger
 from assist.settings import Settings
 
 log = get_logger(__name__)
 T = TypeVar("T")
-_handles: dict[tuple[str, float, str | None], IndexHandle] = {}
+_handles: dict[tuple[Any, ...], IndexHandle] = {}
 _handles_lock = threading.Lock()
 
 
@@ -30,15 +35,20 @@ class IndexHandle:
         self._uri: str | None = None
         self._checked = float("-inf")
         self._lock = threading.Lock()
+        self.copies: LocalCopies | None = None
+        if settings.index.is_s3 and settings.index.read == "copy":
+            self.copies = LocalCopies(settings, self._s3_client())
 
     def location(self) -> str:
-        """The live version's URI (the location itself when nothing is published), re-checked when due."""
+        """Where to read the live version: its local copy, or its URI (the location itself when nothing is
+        published); the pointer re-checked when due."""
         with self._lock:
             now = self._clock()
             if self._uri is None or now - self._checked >= self._settings.index.refresh_s:
                 self._checked = now
                 self._uri = self._read(self._uri)
-            return self._uri
+            live = self._uri
+        return self.copies.serve(live) if self.copies else live
 
     def follow(self, open_: Callable[[Settings], T], settings: Settings) -> Callable[[], T]:
         """A provider of `open_(settings pointed at the live version)`: opened on first call, again when the
@@ -78,7 +88,8 @@ class IndexHandle:
 
 def handle_for(settings: Settings) -> IndexHandle:
     """One handle per index location and interval in the process, shared by the retriever and the corpus."""
-    key = (settings.index.uri, settings.index.refresh_s, settings.aws.endpoint_url)
+    i = settings.index
+    key = (i.uri, i.refresh_s, settings.aws.endpoint_url, i.read, i.copy_dir, i.ephemeral_mb)
     with _handles_lock:
         if key not in _handles:
             _handles[key] = IndexHandle(settings)

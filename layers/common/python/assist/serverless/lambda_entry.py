@@ -17,13 +17,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 from assist.ask.build import build_engine
 from assist.contracts import InvalidRequest
 from assist.deadline import TASK_RESERVE_S
 from assist.lazy import Lazy
-from assist.logs import configure, get_logger
+from assist.logs import bound, configure, get_logger
 from assist.serverless import tasks
 from assist.settings import Settings
 
@@ -124,7 +122,7 @@ class LambdaFunction:
         end = None
         if remaining := getattr(context, "get_remaining_time_in_millis", None):
             end = time.time() + remaining() / 1000 - TASK_RESERVE_S
-        with structlog.contextvars.bound_contextvars(function=self.name, request_id=payload.get("request_id")):
+        with bound(function=self.name, request_id=payload.get("request_id")):
             try:
                 out = TASKS[self.name](self, payload, end)
             except Exception as exc:
