@@ -1,5 +1,6 @@
-"""The `assist` command: collects the subcommands of `assist.commands`, and those other installed
-distributions register under the `assist.commands` entry points (the development tooling), and runs one."""
+"""The `assist` command: registers the subcommand a command line names (the modules `assist.commands.COMMANDS`
+lists for it, and those other installed distributions register under the `assist.commands` entry points, the
+development tooling) and runs it."""
 
 from __future__ import annotations
 
@@ -8,22 +9,29 @@ import importlib
 import sys
 from importlib.metadata import entry_points
 
-from assist.commands import ENTRY_POINTS, MODULES
+from assist.commands import COMMANDS, ENTRY_POINTS, HELP
 from assist.errors import AssistError
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the subcommand `argv` names, importing only its modules (`COMMANDS`); for `assist --help`,
+    or a name the table does not hold, every subcommand's line (`HELP`) and no command module."""
     p = argparse.ArgumentParser(prog="assist", description="Adaptive-routing RAG assistance engine")
     sub = p.add_subparsers(dest="command", required=True)
-    for name in MODULES:
-        importlib.import_module(f"assist.commands.{name}").register(sub)
+    name = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    if name in COMMANDS:
+        for module in COMMANDS[name]:
+            importlib.import_module(module).register(sub)
+    else:
+        for each in COMMANDS:
+            sub.add_parser(each, help=HELP[each])
     for plugin in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
         plugin.load().register(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parser(argv).parse_args(argv)
 
     try:
         return args.func(args)

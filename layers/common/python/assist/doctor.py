@@ -15,7 +15,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
+from assist.answer.budget import prompt_tokenizer_file
+from assist.aws.clients import index_s3
+from assist.classify.llm import NUM_PREDICT
+from assist.embed.files import MODEL_FILE
+from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
+from assist.index import calibration, pointer
+from assist.index.local_copy import LocalCopies
+from assist.index.manifest import read as read_manifest
+from assist.index.store import connect
 from assist.ollama_client import FACTS_TIMEOUT_S, ModelFacts, bearer, forget_facts, model_facts
+from assist.query.rewrite import QUERY_TOKENS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,9 +49,6 @@ class Use:
 
 
 def uses(settings: Settings) -> list[Use]:
-    from assist.classify.llm import NUM_PREDICT
-    from assist.query.rewrite import QUERY_TOKENS
-
     o = settings.ollama
     main, light = (o.host, o.model_name), (o.light_host, o.light_model)
     classifier = (o.host, o.classifier_model)
@@ -83,8 +92,6 @@ def row(use: Use, facts: ModelFacts, version: str | None) -> dict[str, Any]:
 
 def host_version(host: str, connect_timeout_s: float, api_key: str | None) -> str | None:
     """`/api/version`: thinking by default from 0.12.4, `think: false` to any model from 0.12.5 (ADR 0078)."""
-    import httpx
-
     timeout = httpx.Timeout(FACTS_TIMEOUT_S, connect=min(connect_timeout_s, FACTS_TIMEOUT_S))
     try:
         reply = httpx.get(host.rstrip("/") + "/api/version", timeout=timeout, headers=bearer(api_key))
@@ -120,9 +127,6 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
             "ok": True,
             "note": "an Ollama embedding model, asked at the first search",
         }
-    from assist.answer.budget import prompt_tokenizer_file
-    from assist.embed.files import MODEL_FILE
-    from assist.embed.files import TOKENIZER_FILE as EMBED_TOKENIZER
 
     root = Path(settings.embed.model_dir)
     missing = [f for f in (MODEL_FILE, EMBED_TOKENIZER) if not (root / f).is_file()]
@@ -138,11 +142,6 @@ def embedder_state(settings: Settings, loaded: Callable[[], Any] | None = None) 
 def index_state(settings: Settings) -> dict[str, Any]:
     """The live index's location, its passages and documents; a missing local index is not a failure (the
     first `assist ask` builds it), an unreadable one is."""
-    from assist.aws.clients import index_s3
-    from assist.index import calibration, pointer
-    from assist.index.manifest import read as read_manifest
-    from assist.index.store import connect
-
     uri = settings.index.uri
     if not settings.index.is_s3 and not Path(uri).exists():
         return {
@@ -173,10 +172,6 @@ def index_state(settings: Settings) -> dict[str, Any]:
 
 def reader(settings: Settings, live: str) -> dict[str, Any]:
     """How the functions read an index on S3: a local copy of the live version, or S3 itself and why (ADR 0095)."""
-    # deferred, ADR 0071: boto3 (aws extra only), as index_state's
-    from assist.aws.clients import index_s3
-    from assist.index.local_copy import LocalCopies
-
     if settings.index.read == "s3":
         return {"read": "s3", "why": "INDEX_READ=s3"}
     return LocalCopies(settings, index_s3(settings)).plan(live)

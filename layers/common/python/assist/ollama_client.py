@@ -148,6 +148,7 @@ def forget_facts() -> None:
 
 
 def _read_facts(host: str, model: str, timeout_s: float, connect_timeout_s: float, api_key: str | None) -> ModelFacts:
+    # deferred, ADR 0071: ollama 0.3 s (the retrieve image has no llm extra; the answer function loads it here)
     import ollama
 
     client = build_client(host, max(timeout_s, 0.1), connect_timeout_s, api_key=api_key)

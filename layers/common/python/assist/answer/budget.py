@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tokenizers import Tokenizer
+
 from assist.answer.prompts import build_messages, format_sources
 from assist.contracts import Chunk, QueryType
 from assist.embed.files import PROMPT_TOKENIZER_FILE
@@ -93,8 +95,6 @@ def prompt_tokenizer_file(settings: Settings) -> Path | None:
 
 
 def _load(settings: Settings) -> TokenCounter:
-    from tokenizers import Tokenizer  # the embed extra: every function that answers has it
-
     model_dir = Path(settings.embed.model_dir)
     if path := prompt_tokenizer_file(settings):
         return TokenCounter(f"qwen3 ({path.name})", Tokenizer.from_file(str(path)))

@@ -82,18 +82,25 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         return engine.sessions.transcript(session_id, caller(request, settings))
 
     # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s),
-    # the chat page and the widget's rules (tests/integration/test_web_page.py) nor the doctor (/healthz?deep=1)
+    # the chat page and the widget's rules (tests/integration/test_web_page.py)
     from assist.api.ways_in import ways_in
     from assist.api.web import chat_routes
     from assist.api.widget import Widget
-    from assist.doctor import doctor
 
     widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
     engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
     routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
-    return service(routes, settings, lifespan=lifespan, deep=lambda: doctor(settings, engine.embedder), widget=widget)
+
+    def deep() -> dict[str, Any]:
+        # deferred, ADR 0100: the doctor loads lancedb and httpx to look at the index and the hosts; only
+        # /healthz?deep=1 needs them (the Ask function, answering through the state machine, never opens the index)
+        from assist.doctor import doctor
+
+        return doctor(settings, engine.embedder)
+
+    return service(routes, settings, lifespan=lifespan, deep=deep, widget=widget)
 
 
 def service(

@@ -14,6 +14,8 @@ import json
 from importlib import resources
 from typing import Any
 
+import rcssmin
+import rjsmin
 from litestar import Response, get
 from litestar.exceptions import NotFoundException
 
@@ -72,9 +74,6 @@ def widget_script(stream_url: str = "") -> bytes:
     """widget.js as served: render.js and the widget's script in one function scope (no global of ours on the
     host page), with both style sheets as a string for its shadow root; minified by rjsmin and rcssmin (made for
     use at run time: whitespace and comments only, no renaming), once per process."""
-    import rcssmin  # the first /widget.js request pays for these, not the answer function's cold start
-    import rjsmin
-
     style = rcssmin.cssmin((STATIC / "render.css").read_text() + (STATIC / "widget.css").read_text())
     script = rjsmin.jsmin((STATIC / "render.js").read_text() + (STATIC / "widget.js").read_text())
     parts = [

@@ -1,18 +1,29 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import uuid
 from pathlib import Path
 
+import msgspec
+
+from assist.ask.build import build_engine
+from assist.commands import HELP
 from assist.commands.common import emit, settings
+from assist.contracts import AskRequest
+from assist.embed import build_embedder
+from assist.sources.sync import ensure_index
 
 #: the checkout's docs, indexed on first use (what template.yaml's directory holds)
 CHECKOUT_DOCS = Path(__file__).resolve().parents[5] / "docs"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ask", help="ask one message (in-process engine; reach the local stack with `assist local env`)")
+    p = sub.add_parser(
+        "ask",
+        help=HELP["ask"],
+    )
     p.add_argument("message")
     p.add_argument("--session", help="session id (default: a new one, printed)")
     p.add_argument(
@@ -28,15 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import msgspec
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.ask.build import build_engine
-    from assist.contracts import AskRequest
-    from assist.embed import build_embedder
-    from assist.sources.sync import ensure_index
-
     s = settings()
     engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
     ensure_index(s, lambda: build_embedder(s), CHECKOUT_DOCS)  # the checkout's docs, on first use
@@ -48,9 +50,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"assist: {exc}", file=sys.stderr)
         return 2
     if args.stream and not args.json:
-        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        import asyncio
-
         return asyncio.run(_stream(engine, req))
     answer = msgspec.to_builtins(engine.ask(req))
     if args.json:

@@ -3,22 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from assist.aws.clients import client
+from assist.classify.build import build_cascade
+from assist.classify.model import ClassifierModel
+from assist.classify.registry import Registry, registry_root
+from assist.commands import HELP
 from assist.commands.common import emit, group, report, settings
+from assist.embed import build_embedder
+from assist.embed.base import check_same
+from assist.errors import AssistError
+from assist.offline.classify.baseline import plain_lr
+from assist.offline.classify.compare import compare
+from assist.offline.classify.data import convert_clinc, read_examples
+from assist.offline.classify.evaluate import eval_classifier, eval_routing
+from assist.offline.classify.gate import Targets
+from assist.offline.classify.promote import promote
+from assist.offline.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
+from assist.offline.classify.train import DEFAULT_C, cross_validate, train
 
 if TYPE_CHECKING:
-    from assist.classify.registry import Registry
     from assist.settings import Settings
 
 
 # 120 lines: the `assist classifier` subcommands' argparse declarations, flat, one after another
 def register(sub: argparse._SubParsersAction) -> None:
-    clf = sub.add_parser("classifier", help="train, evaluate and promote the embedding classifier").add_subparsers(
-        dest="classifier_cmd", required=True
-    )
+    clf = sub.add_parser(
+        "classifier",
+        help=HELP["classifier"],
+    ).add_subparsers(dest="classifier_cmd", required=True)
     tr = clf.add_parser(
         "train", help="train on {text,label} rows, routing rows or exported labels; prints the metrics as JSON"
     )
@@ -153,20 +173,11 @@ def _s3(s: Settings, *paths: str | None) -> Any:
     """An S3 client when any of the paths is on S3."""
     if not any(p and p.startswith("s3://") for p in paths):
         return None
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.aws.clients import client
 
     return client("s3", s)
 
 
 def run_train(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.embed import build_embedder
-    from assist.errors import AssistError
-    from assist.offline.classify.gate import Targets
-    from assist.offline.classify.sources import LABEL_WEIGHT, USER_LABEL_WEIGHT, read_sources
-    from assist.offline.classify.train import DEFAULT_C, train
-
     s = settings()
     s3 = _s3(s, args.holdout, *args.data)
     weight = LABEL_WEIGHT if args.label_weight is None else args.label_weight
@@ -210,11 +221,6 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_cv(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.embed import build_embedder
-    from assist.offline.classify.sources import read_sources
-    from assist.offline.classify.train import DEFAULT_C, cross_validate
-
     s = settings()
     examples, _ = read_sources(args.data, _s3(s, *args.data))
     result = cross_validate(
@@ -231,12 +237,6 @@ def run_cv(args: argparse.Namespace) -> int:
 
 
 def run_baseline(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.embed import build_embedder
-    from assist.offline.classify.baseline import plain_lr
-    from assist.offline.classify.data import read_examples
-    from assist.offline.classify.gate import Targets
-
     s = settings()
     result = plain_lr(
         [e for path in args.data for e in read_examples(path)],
@@ -251,19 +251,6 @@ def run_baseline(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import subprocess
-    import tempfile
-    from pathlib import Path
-
-    from assist.embed import build_embedder
-    from assist.errors import AssistError
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.offline.classify.compare import compare
-    from assist.offline.classify.data import read_examples
-    from assist.offline.classify.sources import read_sources
-
     s = settings(logs={"level": "WARNING"})
     with tempfile.TemporaryDirectory(prefix="assist-compare-") as tmp:
         old: list[str] = []
@@ -307,13 +294,6 @@ def run_compare(args: argparse.Namespace) -> int:
 
 
 def run_classifier_eval(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.model import ClassifierModel
-    from assist.embed import build_embedder
-    from assist.embed.base import check_same
-    from assist.offline.classify.data import read_examples
-    from assist.offline.classify.evaluate import eval_classifier
-
     s = settings()
     model = ClassifierModel.load(args.model, s3=_s3(s, args.model))
     embedder = build_embedder(s)
@@ -324,28 +304,16 @@ def run_classifier_eval(args: argparse.Namespace) -> int:
 
 
 def run_convert_clinc(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.offline.classify.data import convert_clinc
-
     emit(convert_clinc(args.file, args.out))
     return 0
 
 
 def _registry(s: Settings, root: str | None, *paths: str) -> Registry:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.registry import Registry, registry_root
-
     root = registry_root(root, s)
     return Registry(root, _s3(s, root, *paths))
 
 
 def run_promote(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.model import ClassifierModel
-    from assist.embed import build_embedder
-    from assist.offline.classify.promote import promote
-    from assist.offline.classify.sources import read_sources
-
     s = settings()
     registry = _registry(s, args.registry, args.model, args.holdout)
     model = ClassifierModel.load(args.model, s3=registry.s3)
@@ -356,9 +324,6 @@ def run_promote(args: argparse.Namespace) -> int:
 
 
 def run_rollback(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from dataclasses import asdict
-
     registry = _registry(settings(), args.registry)
     report({"registry": registry.root, **asdict(registry.rollback(args.to))}, args.json)
     return 0
@@ -370,11 +335,6 @@ def run_versions(args: argparse.Namespace) -> int:
 
 
 def run_eval_routing(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.classify.build import build_cascade
-    from assist.offline.classify.data import read_examples
-    from assist.offline.classify.evaluate import eval_routing
-
     s = settings()
     path = s.classifier.model_path
     cascade = build_cascade(s, s3=_s3(s, path))

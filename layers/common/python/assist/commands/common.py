@@ -7,13 +7,14 @@ import json
 import sys
 from typing import Any
 
+from assist.commands import HELP
 from assist.settings import Settings
 
 
 def settings(**overrides: dict[str, Any]) -> Settings:
     """Settings from the environment, with a command's options on top: `settings(index={"uri": args.index})`;
     an option left unset (None) keeps the environment's value."""
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    # deferred, ADR 0100: structlog and rich, 0.10 s; `assist --help` and the tooling's command modules import this
     from assist.logs import configure
 
     s = Settings.from_env()
@@ -28,16 +29,10 @@ def emit(obj: Any) -> None:
     sys.stdout.flush()
 
 
-GROUPS = {
-    "bench": "benchmarks that print figures beside their budgets or baselines",
-    "eval": "measure quality on a labelled data set",
-}
-
-
 def group(sub: argparse._SubParsersAction, name: str) -> argparse._SubParsersAction:
     """The subcommands of group `name` (`assist eval …`, `assist bench …`), created on first use,
     so each area's module adds its own to one group."""
-    parser = sub.choices.get(name) or sub.add_parser(name, help=GROUPS[name])
+    parser = sub.choices.get(name) or sub.add_parser(name, help=HELP[name])
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return action

@@ -6,24 +6,20 @@ import argparse
 import sys
 from typing import Any
 
+from assist.commands import HELP
 from assist.commands.common import emit, settings
+from assist.doctor import doctor
 
 COLUMNS = ("use", "host", "model", "present", "capabilities", "trained", "num_ctx", "num_predict", "think", "ok")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "doctor",
-        help="check every model use (host reachable, model present, capabilities, window, think), the embedder and "
-        "the index; exit 1 when something is missing",
-    )
+    p = sub.add_parser("doctor", help=HELP["doctor"])
     p.add_argument("--json", action="store_true", help="one JSON object: ok, models, embedder, index")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from assist.doctor import doctor
-
     result = doctor(settings())
     if args.json:
         emit(result)

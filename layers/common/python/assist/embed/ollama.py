@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import ollama
 
 from assist.embed.base import EmbedderError
 from assist.ollama_client import bearer
@@ -12,18 +13,12 @@ class OllamaEmbedder:
     def __init__(
         self, host: str, model: str, timeout_s: float = 30.0, dim: int | None = None, api_key: str | None = None
     ) -> None:
-        # deferred, ADR 0071: ollama 0.3 s
-        import ollama
-
         self._client = ollama.Client(host=host, timeout=timeout_s, headers=bearer(api_key))
         self._model = model
         self.id = f"ollama:{model}"
         self.dim = dim or len(self.embed(["dimension probe"])[0])
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        # deferred, ADR 0071: ollama 0.3 s
-        import ollama
-
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
 
 from assist.embed.base import EmbedderError
 from assist.embed.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
@@ -26,10 +28,6 @@ class OnnxEmbedder:
 
     @classmethod
     def load(cls, model_dir: str | Path, threads: int | None = None) -> OnnxEmbedder:
-        # deferred, ADR 0071: onnxruntime 0.15 s, tokenizers (embed extra only)
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         d = Path(model_dir)
         if not (d / MODEL_FILE).exists():
             raise EmbedderError(f"no ONNX model in {d}: run `assist model export` (make setup does it)")

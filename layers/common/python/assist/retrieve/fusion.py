@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+from lancedb.rerankers import Reranker
 
 RRF_K = 60
 
@@ -122,9 +124,6 @@ def below_floor(found_by: Sequence[str], similarity: float | None, floor: float)
 
 @functools.cache
 def _lancedb_reranker() -> type:
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.rerankers import Reranker
-
     class WeightedRRFReranker(Reranker):
         """Our fusion as a LanceDB reranker, for anyone who runs LanceDB's own hybrid query:
         `table.search(query_type="hybrid").vector(v).text(q).rerank(WeightedRRFReranker(0.8, 0.2))`."""
@@ -136,9 +135,6 @@ def _lancedb_reranker() -> type:
             self.agreement_bonus = agreement_bonus
 
         def rerank_hybrid(self, query: str, vector_results: Any, fts_results: Any) -> Any:
-            # deferred, ADR 0071: pyarrow 0.17 s
-            import pyarrow as pa
-
             rankings = {
                 "vector": [str(i) for i in vector_results["_rowid"].to_pylist()] if vector_results else [],
                 "fts": [str(i) for i in fts_results["_rowid"].to_pylist()] if fts_results else [],

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+from lancedb.expr import col, lit
+from lancedb.query import MatchQuery
 
 from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
 from assist.embed.base import EmbedderError
@@ -126,9 +128,6 @@ class Retriever:
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
-            # deferred, ADR 0071: lancedb 3.1 s
-            from lancedb.expr import col
-
             rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
             known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
             self._remember(list(known.values()))
@@ -172,8 +171,6 @@ class Retriever:
         query per term, each asking for a single row, in parallel (the FTS index is the index's vocabulary,
         stemmed as it indexes). The caller leaves stop words out: the tokenizer drops them, so they would match
         nothing anywhere."""
-        # deferred, ADR 0071: lancedb 3.1 s
-        from lancedb.query import MatchQuery
 
         def query(term: str) -> MatchQuery:
             return MatchQuery(term, FTS_COLUMN, fuzziness=typos, prefix_length=2 if typos else 0)
@@ -357,9 +354,6 @@ class Retriever:
         return first + [f for f in fused if f not in first]
 
     def _opening(self, doc_id: str) -> st.Hit | None:
-        # deferred, ADR 0071: lancedb 3.1 s
-        from lancedb.expr import col, lit
-
         rows = (
             self._table.search()
             .where((col("doc_id") == lit(doc_id)) & (col("ordinal") == lit(0)))

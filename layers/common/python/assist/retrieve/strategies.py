@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+
 from assist.index.store import FTS_COLUMN
 
 if TYPE_CHECKING:
@@ -55,9 +57,6 @@ class Strategy:
 
 def lexical(analysis: Analysis) -> list[Strategy]:
     """The primary full-text strategies of a query: exact (phrases, symbols, or all words) and relaxed (any word)."""
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
-
     out: list[Strategy] = []
     terms = " ".join(analysis.words)
     exact_parts = [PhraseQuery(" ".join(_split(p)), FTS_COLUMN) for p in analysis.phrases or analysis.identifiers]
@@ -75,9 +74,6 @@ def lexical(analysis: Analysis) -> list[Strategy]:
 
 def fuzzy(analysis: Analysis) -> list[Strategy]:
     """Fallback 1: any word, with a typo forgiven (edit distance 1)."""
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.query import MatchQuery
-
     terms = " ".join(analysis.words)
     return [Strategy("fts_fuzzy", fts=MatchQuery(terms, FTS_COLUMN, fuzziness=1))] if terms else []
 
@@ -85,9 +81,6 @@ def fuzzy(analysis: Analysis) -> list[Strategy]:
 def partial(analysis: Analysis) -> list[Strategy]:
     """Fallback 2: the parts of words — symbols split at case and underscores, long words cut to their
     stem-like head — each matched loosely."""
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.query import MatchQuery
-
     parts = {p[:6].lower() for w in analysis.words for p in _split(w) if len(p) >= 3}
     terms = " ".join(sorted(parts))
     return [Strategy("fts_partial", fts=MatchQuery(terms, FTS_COLUMN, fuzziness=2, prefix_length=2))] if terms else []

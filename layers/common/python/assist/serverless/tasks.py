@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -134,8 +135,6 @@ def answer(engine: Engine, payload: dict[str, Any], end: float | None = None) ->
 def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """The scheduled label export (EventBridge sends its event; `{"force": true}` exports below the threshold)."""
     # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-    from dataclasses import asdict
-
     from assist.export.labels import run_export
 
     log.info("export.triggered", trigger=payload.get("source", "direct"))

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+from protego import Protego
+
 from assist.sources.spec import SourceError
 
 if TYPE_CHECKING:
@@ -78,9 +80,6 @@ class Fetcher:
 
     def robots(self) -> None:
         """Read robots.txt: a missing one allows everything; an unreachable site is an error here, first."""
-        # deferred, ADR 0071: protego (index extra only)
-        from protego import Protego
-
         resp = self.get(urljoin(self.origin, "/robots.txt"), missing_ok=True)
         text = resp.body.decode("utf-8", "replace") if resp.status == 200 else ""
         self._robots = Protego.parse(text)

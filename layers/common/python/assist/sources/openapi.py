@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+import yaml
+
 from assist.index import manifest
 from assist.index.chunking import Document, doc_hash, parse_document
 from assist.sources.spec import Page, Read, SourceError
@@ -21,9 +23,6 @@ MAX_DEPTH = 4  # nested schema levels written out; deeper ones are named, not ex
 
 def parse_spec(text: str, where: str) -> dict[str, Any]:
     """The spec as a mapping, or a SourceError that says why it is not an OpenAPI 3 document."""
-    # deferred, ADR 0071: pyyaml (index extra only)
-    import yaml
-
     try:
         data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:

@@ -14,6 +14,8 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from lxml import etree
+
 from assist.index import manifest
 from assist.index.chunking import doc_hash
 from assist.logs import get_logger
@@ -166,9 +168,6 @@ def _is_sitemap(url: str) -> bool:
 
 def _sitemap(fetcher: Fetcher, url: str, counts: dict[str, Any], depth: int = 0) -> list[Listed]:
     """Pages a sitemap lists (with their lastmod), following a sitemap index two levels deep."""
-    # deferred, ADR 0071: lxml (index extra only)
-    from lxml import etree
-
     resp = fetcher.get(url)
     try:
         root = etree.fromstring(resp.body, parser=etree.XMLParser(resolve_entities=False, no_network=True))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import yaml
 
 from assist.contracts import SourceKind
 from assist.errors import AssistError
@@ -92,9 +93,6 @@ def load_file(path: str | Path) -> list[SourceSpec]:
 
 def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpec]:
     """The sources of a sources file's text; relative paths resolved against `base` when given."""
-    # deferred, ADR 0071: pyyaml (index extra only)
-    import yaml
-
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
+
 
 def table_name(index_table: str) -> str:
     return f"{index_table}_fetched"
@@ -22,9 +24,6 @@ def read(db: Any, index_table: str) -> dict[str, dict[str, Any]]:
 
 def write(db: Any, index_table: str, validators: dict[str, dict[str, Any]], before: dict[str, dict[str, Any]]) -> None:
     """Replace the table's rows with these (only when they differ: an unchanged sync writes nothing)."""
-    # deferred, ADR 0071: pyarrow 0.17 s
-    import pyarrow as pa
-
     if validators == before:
         return
     rows = [{"url": u, "data": json.dumps(v, sort_keys=True)} for u, v in sorted(validators.items())]

@@ -9,6 +9,8 @@ import re
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
+import lxml.html
+
 from assist.index.chunking import Document, section_chunks
 from assist.sources.fetch import host
 
@@ -38,9 +40,6 @@ def parse_page(
     """(the page as a document, the page's links on its content and navigation, absolute, without fragment).
     The document's URL is the page's canonical one when it names one on the same site. `keep_chrome`:
     the whole body, chrome and all (only `assist eval sources` asks, to measure what dropping it does)."""
-    # deferred, ADR 0071: lxml (index extra only)
-    import lxml.html
-
     root = lxml.html.document_fromstring(body)
     links = [urldefrag(urljoin(url, h))[0] for h in root.xpath("//a/@href") if not h.startswith(("mailto:", "#"))]
     canonical = next(iter(root.xpath("//link[@rel='canonical']/@href")), "")

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from assist.aws.secrets import generated_secret, secret_stages
 from assist.logs import get_logger
 from assist.settings import Settings, check_strength
 from assist.widget.tokens import KeyRing
@@ -60,9 +61,6 @@ class SigningKeys:
         if w.token_key:  # Settings checked both at start-up
             return KeyRing(w.token_key, w.token_key_previous, self._started)
         if w.token_key_secret:
-            # deferred, ADR 0071: boto3 (aws extra only), only where a secret is configured
-            from assist.aws.secrets import secret_stages
-
             current, made, previous = secret_stages(self.settings, w.token_key_secret)
             source = f"the secret WIDGET_TOKEN_KEY_SECRET={w.token_key_secret}"
             return KeyRing(
@@ -76,8 +74,6 @@ class SigningKeys:
         made = secrets.token_urlsafe(48)
         if self.settings.session_backend == "file":
             return key_file(Path(f"{self.settings.sessions.store_file}{KEY_FILE_SUFFIX}"), made)
-        # deferred, ADR 0071: boto3 (aws extra only)
-        from assist.aws.secrets import generated_secret
 
         name = f"{self.settings.widget.table}/visitor-token-key"
         return check_strength(

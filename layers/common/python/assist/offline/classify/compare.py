@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from assist.classify.build import build_cascade
+from assist.offline.classify.evaluate import eval_routing
+from assist.offline.classify.train import cross_validate
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -34,10 +36,6 @@ def shared_rows(before: list[Example], after: list[Example]) -> int:
 def side(
     seed: list[Example], model_path: str, holdout: list[Example], settings: Settings, embedder: Embedder, rows: int
 ) -> dict[str, Any]:
-    # deferred, ADR 0071: numpy 0.13 s
-    from assist.offline.classify.evaluate import eval_routing
-    from assist.offline.classify.train import cross_validate
-
     s = settings.with_(classifier={"model_path": model_path}, ollama={"host_explicit": False})  # no LLM layer
     routed = eval_routing(build_cascade(s, embedder=lambda: embedder), holdout)
     cv = cross_validate(seed, embedder, threshold=s.classifier.confidence_threshold, cluster_rows=rows or None)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lancedb.query import MatchQuery
+
 from assist.index.store import FTS_COLUMN, connect, open_table, sync
 from assist.logs import get_logger
 from assist.offline.retrieve import beir
@@ -63,9 +65,6 @@ def searcher(
     """A function from query text to the doc ids of its ranked chunks, for one strategy."""
     cols = ["doc_id"]
     if strategy == "fts":
-        # deferred, ADR 0071: lancedb 3.1 s
-        from lancedb.query import MatchQuery
-
         return lambda q: (
             [
                 r["doc_id"]

@@ -1,0 +1,72 @@
+"""Imports at the top (ADR 0100): an import inside a function (outside `if TYPE_CHECKING`) is a deferral,
+there are at most `CEILING` of them in the runtime package, and each says what it saves in a `# deferred …`
+comment, on its line or in the comment just above it (an import block under one comment shares it)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / "layers" / "common" / "python" / "assist"
+#: function-level imports in the runtime package: 199 before ADR 0100, 85 after (main added 3); lower it as they go
+CEILING = 85
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def deferred(source: str) -> list[tuple[int, bool]]:
+    """Each function-level import of `source`: its line, and whether a `# deferred` comment gives its reason."""
+    lines = source.splitlines()
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking(child):
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom) and in_function:
+                found.append(child)
+            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+
+    visit(ast.parse(source), False)
+    taken = {i for n in found for i in range(n.lineno - 1, n.end_lineno)}
+
+    def reason(node: ast.Import | ast.ImportFrom) -> bool:
+        if "# deferred" in lines[node.lineno - 1]:
+            return True
+        i = node.lineno - 2
+        while i >= 0 and (i in taken or not lines[i].strip()):  # the block's other imports, blank lines
+            i -= 1
+        while i >= 0 and lines[i].strip().startswith("#"):  # the comment above, over one or more lines
+            if lines[i].strip().startswith("# deferred"):
+                return True
+            i -= 1
+        return False
+
+    return [(n.lineno, reason(n)) for n in found]
+
+
+def _all() -> dict[str, list[tuple[int, bool]]]:
+    return {str(p.relative_to(ROOT)): deferred(p.read_text()) for p in sorted(ROOT.rglob("*.py"))}
+
+
+def test_the_checker_sees_a_deferral_and_its_reason():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    import os\n"
+        "def f():\n    # deferred, ADR 0100: lancedb 3.1 s\n    import lancedb\n    import pyarrow\n\n"
+        "    import json\n"
+        "def g():\n    # a comment, no reason\n    import numpy  # fast enough\n"
+    )
+    assert deferred(source) == [(6, True), (7, True), (9, True), (12, False)]
+
+
+def test_function_level_imports_stay_under_the_ceiling():
+    count = sum(len(v) for v in _all().values())
+    assert count <= CEILING, f"{count} function-level imports (ceiling {CEILING}): import at the top (ADR 0100)"
+
+
+def test_each_deferral_says_what_it_saves():
+    silent = [f"{path}:{line}" for path, found in _all().items() for line, ok in found if not ok]
+    assert not silent, f"a deferred import needs a `# deferred, ADR …: what it saves` comment: {silent}"
