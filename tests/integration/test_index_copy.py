@@ -20,6 +20,7 @@ from assist.index import local_copy, pointer
 from assist.index.publish import publish, rollback
 from assist.retrieve.handle import handle_for
 from assist.sources.sync import ingest
+from tests.integration.test_published_index import folder
 
 pytestmark = pytest.mark.integration
 REFRESH_S = 1.0
@@ -34,14 +35,6 @@ VAULT = {
     "vault-backup.md": "# Backing up the vault\n\nThe vault is backed up every night to the backup bucket.\n",
 }
 GARDEN_IDS, VAULT_IDS = {"tomatoes", "compost"}, {"vault-keys", "vault-backup"}
-
-
-def folder(root: Path, name: str, pages: dict[str, str]) -> Path:
-    d = root / name
-    d.mkdir()
-    for file, text in pages.items():
-        (d / file).write_text(text)
-    return d
 
 
 @pytest.fixture
