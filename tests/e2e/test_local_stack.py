@@ -55,7 +55,7 @@ def start(cwd: Path, *extra: str, docs: Path = DOCS, **overrides: str) -> tuple[
         except httpx.HTTPError:
             time.sleep(0.5)
     proc.kill()
-    raise AssertionError("stack not healthy in 180 s")
+    raise AssertionError(f"stack not healthy in 180 s; its log ends: {proc.communicate()[1][-3000:]}")
 
 
 def stop(proc: subprocess.Popen) -> tuple[int, str, str]:

@@ -5,7 +5,9 @@ from typing import Any, Literal
 
 import msgspec
 import pytest
+import structlog
 
+from assist.logs import _drop_when_quiet, quiet
 from assist.settings import Index, Settings, SettingsError, variables
 
 
@@ -175,3 +177,14 @@ def test_think_takes_a_boolean_or_a_level_and_one_model_on_one_host_gets_one_win
     assert same.num_ctx_for(same.light_host, same.light_model) == 8192
     with pytest.raises(SettingsError, match="CLASSIFIER_LLM_THINK='maybe'"):
         Settings.from_env({"CLASSIFIER_LLM_THINK": "maybe"})
+
+
+def test_quiet_drops_info_but_not_warnings():
+    event = {"event": "retrieve.fused"}
+    assert _drop_when_quiet(None, "info", event) is event
+    with quiet():
+        for method in ("debug", "info"):
+            with pytest.raises(structlog.DropEvent):
+                _drop_when_quiet(None, method, event)
+        assert _drop_when_quiet(None, "warning", event) is event
+    assert _drop_when_quiet(None, "info", event) is event

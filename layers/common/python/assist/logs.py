@@ -6,9 +6,11 @@ log query can rely on them.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 from assist.settings import Settings
 
@@ -23,6 +25,25 @@ else:
     del sys.modules["rich"]  # whoever needs rich later imports it as usual
 
 _configured = False
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("assist_logs_quiet", default=False)
+
+
+def _drop_when_quiet(logger: object, method: str, event: dict[str, object]) -> dict[str, object]:
+    if _quiet.get() and method in ("debug", "info"):
+        raise structlog.DropEvent
+    return event
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Debug and info events inside the block are dropped; warnings and errors still go out. For batches of
+    internal work (the calibration's few hundred probe searches) whose per-item events would bury the ones a
+    reader of the log looks for, and fill a pipe nobody reads yet (a parent process waiting for readiness)."""
+    token = _quiet.set(True)
+    try:
+        yield
+    finally:
+        _quiet.reset(token)
 
 
 def configure(settings: Settings, force: bool = False) -> None:
@@ -35,6 +56,7 @@ def configure(settings: Settings, force: bool = False) -> None:
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[
+            _drop_when_quiet,
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),

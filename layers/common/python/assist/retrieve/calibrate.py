@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from assist.index import calibration as stored
 from assist.index.calibration import Calibration
-from assist.logs import get_logger
+from assist.logs import get_logger, quiet
 from assist.retrieve.manifest import load
 from assist.retrieve.search import Retriever, SearchOptions, section_of
 from assist.retrieve.verdict import STOP, Weights, calibrated, judge, signature, terms
@@ -355,11 +355,12 @@ def calibrate(
     started = time.perf_counter()
     secs = sections(retriever.table)
     made = probes(secs, seed)
-    scores = [score(retriever, p.text, weights, k, frozenset({p.section} if hold_out else ())) for p in made]
+    rows = bank()
+    with quiet():  # one event for the calibration (below), not one `retrieve.fused` per probe and bank question
+        scores = [score(retriever, p.text, weights, k, frozenset({p.section} if hold_out else ())) for p in made]
+        off = bank_scores(retriever, weights, k, rows)
     cut, j, flagged = threshold(scores, target, confidence)
     probe_cut = cut if math.isfinite(cut) else NEVER
-    rows = bank()
-    off = bank_scores(retriever, weights, k, rows)
     bank_cut = catching([x for xs in off.values() for x in xs], BANK_TARGET)
     calibrated = len(secs) >= MIN_SECTIONS
     cut, conflict, why = choose(probe_cut, bank_cut, scores, weights.threshold, len(secs))
