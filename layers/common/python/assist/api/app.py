@@ -26,7 +26,6 @@ from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequ
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 from assist.tables.base import StoreUnavailable
-from assist.widget.events import for_visitor
 
 if TYPE_CHECKING:
     from assist.api.widget import Widget
@@ -68,7 +67,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data), site=site)
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
-        return ServerSentEvent(_events(await anext(events), events, visitor=site is not None))
+        return ServerSentEvent(_events(await anext(events), events, for_visitor if site is not None else None))
 
     @get(
         "/v1/sessions/{session_id:str}",
@@ -86,21 +85,23 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     from assist.api.ways_in import ways_in
     from assist.api.web import chat_routes
     from assist.api.widget import Widget
+    from assist.widget.events import for_visitor
 
     widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
     engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
     routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
+    return service(routes, settings, lifespan=lifespan, deep=lambda: _doctor(engine), widget=widget)
 
-    def deep() -> dict[str, Any]:
-        # deferred, ADR 0100: the doctor loads lancedb and httpx to look at the index and the hosts; only
-        # /healthz?deep=1 needs them (the Ask function, answering through the state machine, never opens the index)
-        from assist.doctor import doctor
 
-        return doctor(settings, engine.embedder)
+def _doctor(engine: Engine) -> dict[str, Any]:
+    """What /healthz?deep=1 reports (`assist doctor`'s checks)."""
+    # deferred, ADR 0100: the doctor loads lancedb and httpx to look at the index and the hosts; only
+    # /healthz?deep=1 needs them (the Ask function, answering through the state machine, never opens the index)
+    from assist.doctor import doctor
 
-    return service(routes, settings, lifespan=lifespan, deep=deep, widget=widget)
+    return doctor(engine.settings, engine.embedder)
 
 
 def service(
@@ -150,12 +151,15 @@ def service(
 
 
 async def _events(
-    first: tuple[str, dict[str, Any]], rest: AsyncGenerator[tuple[str, dict[str, Any]], None], visitor: bool = False
+    first: tuple[str, dict[str, Any]],
+    rest: AsyncGenerator[tuple[str, dict[str, Any]], None],
+    seen_as: Callable[[str, dict[str, Any]], dict[str, Any] | None] | None = None,
 ) -> AsyncIterator[ServerSentEventMessage]:
-    """The stream's messages; a widget visitor's without the trace's internals (widget/events.py)."""
+    """The stream's messages; through `seen_as` when the caller sees less (a widget visitor: without the trace's
+    internals, widget/events.py)."""
 
     def shown(name: str, payload: dict[str, Any]) -> ServerSentEventMessage | None:
-        seen = for_visitor(name, payload) if visitor else payload
+        seen = seen_as(name, payload) if seen_as is not None else payload
         return None if seen is None else _message(name, seen)
 
     try:
