@@ -177,19 +177,9 @@ class ModelSlots:
             except self.errors as exc:
                 self._failed(failures, missing, name, model, exc)
                 continue
-            usage = usage_of(reply)
-            return Generation(
-                text=strip_thinking(reply.message.content or "", stray=facts.stray_think),
-                model=model,
-                slot=name,
-                usage=usage,
-                degraded=([Degraded.SLOT_FALLBACK] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
-                model_ms=(time.perf_counter() - t0) * 1000,
-                missing=missing,
-                request=_asked(kwargs),
-            )
-        log.warning("llm.unavailable", failures=failures)
-        raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures), missing=missing)
+            text = strip_thinking(reply.message.content or "", stray=facts.stray_think)
+            return _generation(text, model, name, i > 0, usage_of(reply), kwargs, t0, missing)
+        raise _unavailable(failures, missing)
 
     async def stream(
         self, slot: Slot, messages: list[dict[str, str]], deadline: float | None = None
@@ -233,20 +223,9 @@ class ModelSlots:
                     raise
                 self._failed(failures, missing, name, model, exc)
                 continue
-            usage = usage_of(last)
-            yield Generation(
-                text="".join(parts),
-                model=model,
-                slot=name,
-                usage=usage,
-                degraded=([Degraded.SLOT_FALLBACK] if i else []) + outcome(usage, kwargs["options"]["num_ctx"]),
-                model_ms=(time.perf_counter() - t0) * 1000,
-                missing=missing,
-                request=_asked(kwargs),
-            )
+            yield _generation("".join(parts), model, name, i > 0, usage_of(last), kwargs, t0, missing)
             return
-        log.warning("llm.unavailable", failures=failures)
-        raise LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures), missing=missing)
+        raise _unavailable(failures, missing)
 
     def warm_up(self) -> dict[str, bool]:
         """Load each distinct slot model now (a chat with no messages), with the window its calls will ask for
@@ -278,3 +257,31 @@ class ModelSlots:
 def _asked(kwargs: dict[str, Any]) -> dict[str, Any]:
     options = kwargs["options"]
     return {"think": kwargs.get("think"), "num_ctx": options["num_ctx"], "num_predict": options["num_predict"]}
+
+
+def _generation(
+    text: str,
+    model: str,
+    slot: Slot,
+    fell_back: bool,
+    usage: Any,
+    kwargs: dict[str, Any],
+    t0: float,
+    missing: list[str],
+) -> Generation:
+    """What one model call gave, the same for a whole reply and a stream's end."""
+    return Generation(
+        text=text,
+        model=model,
+        slot=slot,
+        usage=usage,
+        degraded=([Degraded.SLOT_FALLBACK] if fell_back else []) + outcome(usage, kwargs["options"]["num_ctx"]),
+        model_ms=(time.perf_counter() - t0) * 1000,
+        missing=missing,
+        request=_asked(kwargs),
+    )
+
+
+def _unavailable(failures: list[str], missing: list[str]) -> LLMUnavailable:
+    log.warning("llm.unavailable", failures=failures)
+    return LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures), missing=missing)
