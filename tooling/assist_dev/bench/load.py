@@ -3,11 +3,15 @@ that was answered is in the sessions and intent-history tables exactly once.
 
 The audit reads each session back through `GET /v1/sessions/{id}` (as its owner), so it
 works against any stack the bench can reach, local or deployed. Traffic goes only to the
-given URL; without one, the bench starts its own stack on 127.0.0.1.
+given URL; without one, the bench starts its own stack on 127.0.0.1: the emulated store (moto)
+and the clients in this process, the answer container as deployed (`uvicorn functions.answer.app:app`,
+no model: answers are extractive) in a process of its own, whose CPU seconds per request are reported
+beside the rate (ADR 0097).
 """
 
 from __future__ import annotations
 
+import resource
 import threading
 import time
 from collections import Counter
@@ -17,11 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from assist.ask.build import build_engine
-from assist.aws.clients import client
 from assist.settings import Settings
 from assist.stats import percentile
-from assist_dev.bench.answer import serve_in_thread
+from assist_dev.bench.containers import Container, answer_containers, container_env
 from assist_dev.bench.harness import local_parts
 
 MESSAGES = [
@@ -40,7 +42,7 @@ def run(url: str | None, sessions: int, turns: int, settings: Settings, workers:
     # deferred, ADR 0071: httpx 0.11 s
     import httpx
 
-    with _target(url, settings) as base:
+    with _target(url, settings) as (base, container):
         latencies: list[float] = []
         errors: Counter[str] = Counter()
         answered: dict[str, list[str]] = {}
@@ -68,10 +70,12 @@ def run(url: str | None, sessions: int, turns: int, settings: Settings, workers:
             with lock:
                 answered[sid] = ok
 
-        started = time.perf_counter()
+        started, cpu_before, own_before = time.perf_counter(), container.cpu_s() if container else None, _own_cpu_s()
         with ThreadPoolExecutor(max_workers=min(workers, sessions)) as pool:
             list(pool.map(one_session, range(sessions)))
         elapsed = time.perf_counter() - started
+        cpu = container.cpu_s() - cpu_before if container and cpu_before is not None else None
+        own = _own_cpu_s() - own_before
         lost, duplicated = _audit(base, answered)
     requests = sessions * turns
     return {
@@ -85,9 +89,18 @@ def run(url: str | None, sessions: int, turns: int, settings: Settings, workers:
         "p95_ms": percentile(latencies, 95),
         "p99_ms": percentile(latencies, 99),
         "seconds": round(elapsed, 2),
+        # the answer container's own CPU (user + system) per request: steadier than the rate on a shared machine
+        "container_cpu_ms_per_request": round(cpu * 1000 / requests, 2) if cpu is not None else None,
+        # this process's: the clients, and the emulated store when the bench started it
+        "bench_cpu_ms_per_request": round(own * 1000 / requests, 2),
         "sessions": sessions,
         "turns": turns,
     }
+
+
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _audit(base: str, answered: dict[str, list[str]]) -> tuple[int, int]:
@@ -114,18 +127,24 @@ def _audit(base: str, answered: dict[str, list[str]]) -> tuple[int, int]:
 
 
 @contextmanager
-def _target(url: str | None, settings: Settings) -> Iterator[str]:
+def _target(url: str | None, settings: Settings) -> Iterator[tuple[str, Container | None]]:
+    """The stack's base URL, and the answer container's process when the bench started it."""
     if url:
-        yield url.rstrip("/")
+        yield url.rstrip("/"), None
         return
-    # deferred, ADR 0071: anyio (not in every image), litestar 0.16 s
-    from assist.api.app import create_app
+    with (
+        local_parts(settings, Path(".assist/bench/docs-index")) as s,
+        answer_containers(container_env(**s.env_lines()), 1) as [container],
+    ):
+        _warm(container.base)
+        yield container.base, container
 
-    with local_parts(settings, Path(".assist/bench/docs-index")) as s:
-        engine = build_engine(s, client("dynamodb", s))
-        engine.warm()
-        base, stop = serve_in_thread(create_app(engine))
-        try:
-            yield base
-        finally:
-            stop()
+
+def _warm(base: str) -> None:
+    """One question first: the container builds its engine (embedder, classifier, index) on its first question,
+    which is the cold start's figure, not this bench's."""
+    # deferred, ADR 0071: httpx 0.11 s
+    import httpx
+
+    body = {"session_id": "load-warm-up", "message": MESSAGES[0]}
+    httpx.post(f"{base}/v1/ask", json=body, headers={"X-Assist-User": "load-warm-up"}, timeout=180).raise_for_status()

@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from assist.stats import percentile
+from assist_dev.bench.containers import answer_containers, container_env
 from assist_dev.bench.figures import Table
 from assist_dev.local.definition import ROOT
 
@@ -108,7 +106,8 @@ def _one_store(env: dict[str, str], visitors: int, questions: int, limit: int, p
         ),
     ).key
     t0 = time.perf_counter()
-    with _processes(env, processes) as bases:
+    with answer_containers(env, processes) as containers:
+        bases = [c.base for c in containers]
         started_s = round(time.perf_counter() - t0, 1)
         _warm(bases, store)
         run = Run(bases, key, store)
@@ -238,65 +237,8 @@ def _token(base: str, key: str) -> dict[str, Any]:
     return dict(r.json())
 
 
-@contextlib.contextmanager
-def _processes(env: dict[str, str], n: int) -> Iterator[list[str]]:
-    """`n` answer containers (uvicorn), each on a free port, until the block ends."""
-    import httpx
-
-    from assist_dev.local.ports import free_port
-
-    procs: list[tuple[subprocess.Popen[bytes], str]] = []
-    try:
-        for _ in range(n):
-            port = free_port()
-            cmd = [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "functions.answer.app:app",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-            ]
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            procs.append((proc, f"http://127.0.0.1:{port}"))
-        deadline = time.monotonic() + 180
-        for proc, base in procs:
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"an app process exited with {proc.returncode}")
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                        break
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the app processes were not healthy in 180 s")
-                time.sleep(0.2)
-        yield [base for _, base in procs]
-    finally:
-        for proc, _ in procs:
-            proc.terminate()
-        for proc, _ in procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
 def _environment(store: str, tmp: Path, endpoint: str | None, index: str) -> dict[str, str]:
-    from assist.settings import AWS_SIGNALS
-
-    env = {k: v for k, v in os.environ.items() if k not in AWS_SIGNALS and not k.startswith(("AWS_", "WIDGET_"))}
-    env.update(
-        INDEX_URI=index,
-        EMBED_MODEL_DIR=env.get("EMBED_MODEL_DIR", str(ROOT / ".assist/models/all-MiniLM-L6-v2")),
-        OLLAMA_HOST="http://127.0.0.1:9",  # the discard port: no model, answers are extractive
-        LOG_LEVEL="WARNING",
-        HF_HUB_OFFLINE="1",
-        PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-    )
+    env = container_env(INDEX_URI=index, OLLAMA_HOST="http://127.0.0.1:9")  # the discard port: answers are extractive
     if store == "file":
         env.update(SESSION_STORE="file", SESSION_STORE_FILE=str(tmp / f"sessions-{time.time_ns()}.sqlite3"))
     else:

@@ -420,6 +420,11 @@ def load_table(result: dict[str, Any]) -> Table:
         )
     ]
     notes = [f"{result['seconds']} s; errors by kind: {result['error_kinds'] or 'none'}"]
+    if (cpu := result.get("container_cpu_ms_per_request")) is not None:
+        notes.append(
+            f"CPU ms per request: the answer container (its own process, no model) {cpu}, "
+            f"the bench (clients, emulated store) {result['bench_cpu_ms_per_request']}"
+        )
     columns = ("run", "requests", "errors", "lost", "duplicated", "rps", "p50 ms", "p95 ms", "p99 ms")
     return Table(columns, rows, notes)
 
