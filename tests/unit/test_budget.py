@@ -1,10 +1,15 @@
 """A prompt that fits its window, keeping what matters most (ADR 0079); counted here with the character rule,
-so the test needs no tokenizer file."""
+so the test needs no tokenizer file; the exact counts a counter keeps (ADR 0097)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from tokenizers import Tokenizer, models, pre_tokenizers
+
 from assist.answer.budget import (
     PER_MESSAGE,
+    KeptCounts,
     Material,
     TokenCounter,
     fit,
@@ -156,3 +161,38 @@ def test_the_exact_tokenizer_is_loaded_only_when_the_upper_bound_says_the_prompt
     assert p.tokenizer == "exact"
     assert p.dropped == {}
     assert len(p.chunks) == 6
+
+
+class Counted:
+    """A real tokenizer (whitespace words), with the number of texts it was asked to encode."""
+
+    def __init__(self) -> None:
+        self.tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+        self.tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        self.encoded = 0
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> Any:
+        self.encoded += 1
+        return self.tok.encode(text, add_special_tokens=add_special_tokens)
+
+
+def test_an_exact_count_is_kept_so_a_text_fitted_again_is_not_encoded_again() -> None:
+    tok = Counted()
+    counter = TokenCounter("words", tok)
+    turn = "the answer of an earlier turn " * 50
+    assert counter.count(turn) == 300
+    assert counter.count(turn) == 300  # the next turn's prompt carries it again
+    assert tok.encoded == 1
+    assert counter.count(turn + "and more") == 302  # another text is counted, not looked up
+    assert tok.encoded == 2
+
+
+def test_kept_counts_hold_at_most_their_characters_the_least_recently_used_go_first() -> None:
+    kept = KeptCounts(10)
+    kept.put("aaaa", 1)
+    kept.put("bbbb", 2)
+    assert kept.get("aaaa") == 1  # now the most recently used
+    kept.put("cccc", 3)  # 12 characters: "bbbb" goes
+    assert (kept.get("aaaa"), kept.get("bbbb"), kept.get("cccc")) == (1, None, 3)
+    kept.put("x" * 11, 4)  # longer than all it may hold: not kept, nothing else goes
+    assert (kept.get("x" * 11), kept.get("aaaa"), kept.get("cccc")) == (None, 1, 3)

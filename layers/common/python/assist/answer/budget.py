@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,37 @@ MINILM_SCALE = 1.35
 CHARS_PER_TOKEN = 1.8  # no tokenizer at all: at least the qwen3 count on everything measured (ADR 0079)
 CUT = "\n[… {n} more characters not shown: the prompt's token budget]"
 CORPUS_CUT = "[… {n} more lines not shown: the prompt's token budget]"
+#: the characters of text whose exact counts a counter keeps (ADR 0097): a passage recurs across questions, and a
+#: session's turns and cited sources across its next turns' prompts, each counted again by every fit
+KEPT_CHARS = 4_000_000
+
+
+class KeptCounts:
+    """Counts of recent texts, at most `chars` characters of text held: the least recently used go first."""
+
+    def __init__(self, chars: int) -> None:
+        self._chars = self._left = chars
+        self._counts: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> int | None:
+        with self._lock:
+            n = self._counts.get(text)
+            if n is not None:
+                self._counts.move_to_end(text)
+            return n
+
+    def put(self, text: str, n: int) -> None:
+        if len(text) > self._chars:
+            return
+        with self._lock:
+            if text in self._counts:
+                return
+            self._counts[text] = n
+            self._left -= len(text)
+            while self._left < 0:
+                old, _ = self._counts.popitem(last=False)
+                self._left += len(old)
 
 
 class TokenCounter:
@@ -48,13 +80,17 @@ class TokenCounter:
         self.name = name
         self._tok = tokenizer
         self._scale = scale
+        self._kept = KeptCounts(KEPT_CHARS)
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         if self._tok is None:
             return math.ceil(len(text) / CHARS_PER_TOKEN)
-        return math.ceil(len(self._tok.encode(text, add_special_tokens=False).ids) * self._scale)
+        if (n := self._kept.get(text)) is None:
+            n = math.ceil(len(self._tok.encode(text, add_special_tokens=False).ids) * self._scale)
+            self._kept.put(text, n)
+        return n
 
     def prefix(self, text: str, tokens: int) -> str:
         """The longest start of `text` of at most `tokens` tokens."""
