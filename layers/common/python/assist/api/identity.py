@@ -11,12 +11,13 @@ import functools
 import re
 from typing import TYPE_CHECKING, Any
 
+import jwt
+from jwt import PyJWKClient
 from litestar.exceptions import NotAuthorizedException, ServiceUnavailableException, ValidationException
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from jwt import PyJWKClient
     from litestar import Request
     from litestar.connection import ASGIConnection
     from litestar.handlers import BaseRouteHandler
@@ -84,9 +85,6 @@ def verified_subject(request: ASGIConnection, settings: Settings) -> str:
 
 def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, Any]:
     """The claims of the request's bearer token, verified as `verified_subject` says."""
-    # deferred, ADR 0071: PyJWT (answer extra only)
-    import jwt  # PyJWT: on the first request of an app that verifies tokens, not at import
-
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("missing bearer token: send Authorization: Bearer <JWT>", error=None)
@@ -123,9 +121,6 @@ def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, An
 @functools.lru_cache(maxsize=4)
 def _jwks(url: str) -> PyJWKClient:
     """One key-set client per URL for the process: its cache is what keeps verification local."""
-    # deferred, ADR 0071: PyJWT (answer extra only)
-    from jwt import PyJWKClient
-
     return PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_S, timeout=JWKS_TIMEOUT_S)
 
 
