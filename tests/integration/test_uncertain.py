@@ -138,9 +138,12 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
 
     async def main():
         async with Client(base + "/mcp", mode="legacy") as mcp:
-            return (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
+            off = await mcp.call_tool("ask", {"message": OFF_TOPIC})
+            return off.structured_content, (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
 
-    out = anyio.run(main)
+    off, out = anyio.run(main)
+    assert (off["uncertain"], "Sources:" in off["answer"]) == (True, False)
+    near_misses(off["sources"], off["retrieval"])
     assert out["uncertain"] is False
     assert out["uncertain_reason"] is None
 
