@@ -53,13 +53,12 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[s
 def _http_app(fn: LambdaFunction) -> ASGIApp:
     # deferred, ADR 0104: the web framework and the routes, 0.14 s, which a function invoked by the state machine
     # or a schedule never uses
-    from assist.api.app import create_app
     from assist.serverless import routes
 
     apps: dict[str, Callable[[], ASGIApp]] = {
         "classify": lambda: routes.classify_app(fn.engine.get()),
         "retrieve": lambda: routes.retrieve_app(fn.engine.get()),
-        "answer": lambda: create_app(fn.engine.get(), ask_via=_sync_ask(fn.settings)),
+        "answer": lambda: routes.answer_app(fn.engine.get(), _sync_ask(fn.settings)),
         "export": lambda: routes.export_app(fn.settings),
         "sync": lambda: routes.sync_app(fn.settings),
     }
