@@ -1,7 +1,7 @@
 """The web chat shows an answer the documentation does not cover as such (ADR 0055): a visible "Not in the
 docs" notice with its reason, in Debian's Chromium driven by Playwright, against `assist local up`; "ask
 anyway" sends the question again with `force_answer` (ADR 0084), and the model's own verdict (ADR 0083) gets
-the notice without the marker."""
+the notice without the marker. The passages found stay listed as near misses (ADR 0102)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, sta
     expect(answer.locator(".text")).to_contain_text("The documentation does not cover this question")
     assert answer.locator(".text a.source-link").first.get_attribute("href").startswith("file://")  # a near miss's page
     assert len(ollama.calls(model="main-model:1b")) == before
+    near_misses_shown(expect, answer, "Nearest sections in the docs")
 
     ollama.queue_replies(["Sourdough needs a starter, flour and time."], model="main-model:1b")
     answer.get_by_role("button", name="Ask anyway").click()
@@ -40,6 +41,8 @@ def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, sta
     expect(forced).to_have_attribute("data-state", "done", timeout=30_000)
     expect(forced.locator(".text")).to_have_text("Sourdough needs a starter, flour and time.")
     expect(forced.locator(".uncertain")).to_be_hidden()
+    expect(forced.locator(".sources h2 .title")).to_have_text("Sources")  # the model's sources, cited as before
+    expect(forced.locator(".sources li.near-miss")).to_have_count(0)
     body = ollama.calls(model="main-model:1b")[-1].body
     assert OFF_TOPIC in json.dumps(body)  # the same question, this time to the model
     expect(page.locator(".turn .question").nth(1)).to_have_text(OFF_TOPIC)
@@ -53,3 +56,21 @@ def test_an_off_topic_question_gets_the_notice_and_no_model_answer(sync_api, sta
     assert declined.locator(".uncertain").get_attribute("data-reason") == "model_not_covered"
     expect(declined.locator(".text")).to_have_text("The sources cover routing, not billing disputes.")
     expect(declined.get_by_role("button", name="Ask anyway")).to_be_hidden()
+
+
+def near_misses_shown(expect, answer, title: str) -> None:
+    """The passages the search found, listed under their own title with each page (ADR 0102), beside Ask anyway."""
+    section = answer.locator(".sources")
+    expect(section).to_be_visible()
+    expect(section.locator("h2 .title")).to_have_text(title)
+    items = section.locator("li")
+    assert items.count() > 0
+    expect(section.locator("li.near-miss")).to_have_count(items.count())
+    for i in range(items.count()):
+        assert items.nth(i).locator("a.source-link").get_attribute("href").startswith("file://")
+    named = {t.split("\n")[0] for t in section.locator("summary").all_inner_texts()}
+    linked = answer.locator(".text a.source-link").all_inner_texts()  # the sections the text names are among them
+    assert linked
+    assert all(any(n.startswith(t) or t.startswith(n) for n in named) for t in linked), (linked, named)
+    items.first.locator("summary").click()
+    expect(items.first.locator(".passage")).to_be_visible()  # the passage itself, readable

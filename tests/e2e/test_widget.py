@@ -17,6 +17,7 @@ import pytest
 from assist_dev.doubles.ollama_server import OllamaTestServer
 from tests.e2e.test_local_stack import ASSIST
 from tests.e2e.test_web_chat import CHROMIUM, CHROMIUM_ARGS, NARROW, WIDE, cached_stack, refresh_docs_images
+from tests.e2e.test_web_uncertain import near_misses_shown
 from tests.support.docs_site import DocsSite
 
 pytestmark = pytest.mark.e2e
@@ -303,6 +304,7 @@ def test_a_spanish_visitor_without_a_model_reads_spanish_and_the_dark_page_gets_
     expect(declined).to_have_attribute("data-state", "done", timeout=30_000)
     expect(declined.locator(".uncertain")).to_have_text("No está en la documentación")
     assert declined.locator(".text a.source-link").first.get_attribute("href").startswith("file://")  # a near miss
+    near_misses_shown(expect, declined, "Secciones más cercanas en la documentación")  # the passages kept (ADR 0102)
     declined.get_by_role("button", name="Preguntar de todos modos").click()
     forced = shadow(page, ".turn .answer").nth(2)
     expect(forced).to_have_attribute("data-state", "done", timeout=30_000)

@@ -21,6 +21,8 @@ import httpx
 import pytest
 
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
+from assist_dev.bench.coldstart import CHILD
+from assist_dev.bench.footprint import not_in_image
 from assist_dev.local.definition import ROOT
 from assist_dev.local.stack import free_port
 from assist_dev.rehearsal.runtime import LambdaRuntimeAPI
@@ -227,3 +229,24 @@ def test_the_ask_function_in_aws_refuses_a_request_over_a_limit_before_starting_
     ok = fn.handler(http_event("POST", "/v1/ask", {"session_id": "s", "message": "hello"}), None)
     # the control: past the checks, the same function does call StartSyncExecution, and that fails server-side
     assert ok["statusCode"] == 500
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_each_function_serves_healthz_with_only_its_images_packages(name, tmp_path):
+    # the cold-start child, refusing what the image does not install (PyJWT for classify, litestar had the sync
+    # image not got the http extra): an import this development environment would satisfy fails here
+    job = {"function": name, "event": http_event("GET", "/healthz"), "blocked": not_in_image([name, "lambda"])}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSION_", "INDEX_", "WIDGET_"))}
+    env |= {"PYTHONPATH": f"{ROOT}:{ROOT / 'layers' / 'common' / 'python'}", "SESSION_STORE_FILE": str(tmp_path / "s")}
+    proc = subprocess.run(
+        [sys.executable, "-P", str(CHILD)], input=json.dumps(job), capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["status"] == 200
+
+
+def test_the_image_check_refuses_what_an_image_lacks():
+    assert {"jwt", "lancedb", "sklearn"} <= set(not_in_image(["classify", "lambda"]))
+    assert "ollama" in not_in_image(["retrieve", "lambda"])
+    assert "ollama" not in not_in_image(["answer", "lambda"])
+    assert "assist_dev" in not_in_image(["answer", "lambda"])  # the tooling is in no image

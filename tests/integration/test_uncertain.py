@@ -59,7 +59,7 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     topics = a["retrieval"]["suggestions"]
     assert topics
     assert all(f"- [{t}](file://" in a["answer"] for t in topics)  # each near miss links to its page
-    assert a["sources"] == []
+    near_misses(a["sources"], a["retrieval"])  # and the passages found are its sources, each marked (ADR 0102)
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
     assert verdict["reason"] == "out_of_scope"
@@ -69,6 +69,18 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
         TableName=settings.sessions.intent_history_table, Key={"session_id": {"S": session_id}, "turn": {"N": "1"}}
     )["Item"]
     assert item["uncertain"] == {"S": "out_of_scope"}
+    # stored once, its text with the near misses' links; near misses are not kept as sources the answer cited
+    (turn,) = httpx.get(f"{base}/v1/sessions/{session_id}", timeout=10).json()["turns"]
+    assert (turn["answer"], turn["sources"]) == (a["answer"], [])
+
+
+def near_misses(sources: list[dict], retrieval: dict) -> None:
+    """An uncertain answer's sources: the passages the search found, each a near miss with its page, and the
+    sections the answer's text names among them."""
+    assert len(sources) == retrieval["n"] > 0
+    assert all(s["near_miss"] is True and s["url"].startswith("file://") for s in sources)
+    topics = {f"{s['title']} › {s['heading']}" if s["heading"] not in ("", s["title"]) else s["title"] for s in sources}
+    assert set(retrieval["suggestions"]) <= topics
 
 
 def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
@@ -78,6 +90,7 @@ def test_a_docs_question_is_answered_by_the_model(base, llm, session_id):
     assert a["uncertain_reason"] is None
     assert a["answer"] == "Settings come from the environment [1]."
     assert a["sources"]
+    assert not any("near_miss" in s for s in a["sources"])  # a covered answer's sources are as before
 
 
 def streamed(base: str, body: dict) -> list[tuple[str, dict]]:
@@ -98,11 +111,13 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
     route, token, done = (d for _, d in events)
     assert route["uncertain"] is True
     assert route["uncertain_reason"] == "out_of_scope"
-    assert route["sources"] == []
+    near_misses(route["sources"], done["retrieval"])  # the passages found, at once, with their text (ADR 0102)
+    assert all(s["passage"] for s in route["sources"])
     assert token["text"].startswith("The documentation does not cover this question")
     assert "](file://" in token["text"]  # the near misses, each a link to its page (ADR 0084): the passages kept
     assert done["uncertain"] is True
     assert done["answer"] == token["text"]
+    assert done["sources"] == [{k: v for k, v in s.items() if k != "passage"} for s in route["sources"]]
 
 
 def test_openai_and_mcp_carry_the_verdict(base, llm):
@@ -114,16 +129,21 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
     )
     assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
     assert "](file://" in resp.choices[0].message.content  # near misses as Markdown links, as OpenAI clients render
+    assert "Sources:" not in resp.choices[0].message.content  # listed once: near misses are no citations
     extra = resp.model_extra["assist"]
     assert extra["uncertain"] is True
     assert extra["uncertain_reason"] == "out_of_scope"
+    near_misses(extra["sources"], extra["retrieval"])
     llm.reply("Through MCP [1].", model=MAIN)
 
     async def main():
         async with Client(base + "/mcp", mode="legacy") as mcp:
-            return (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
+            off = await mcp.call_tool("ask", {"message": OFF_TOPIC})
+            return off.structured_content, (await mcp.call_tool("ask", {"message": ON_TOPIC})).structured_content
 
-    out = anyio.run(main)
+    off, out = anyio.run(main)
+    assert (off["uncertain"], "Sources:" in off["answer"]) == (True, False)
+    near_misses(off["sources"], off["retrieval"])
     assert out["uncertain"] is False
     assert out["uncertain_reason"] is None
 

@@ -164,6 +164,18 @@ def test_the_previous_key_verifies_for_one_token_life_after_a_rotation_and_no_lo
     )
 
 
+def test_a_visitors_uncertain_answer_keeps_the_passages_found_as_near_misses(base):
+    r = stream(base, visitor(base, new_key(base)), message="How do I bake sourdough bread?")
+    assert r.status_code == 200, r.text
+    seen = every_event(r)
+    route, done = seen["route"], seen["done"]
+    assert (done["uncertain"], route["uncertain"]) == (True, True)
+    assert done["sources"], "a wrong verdict must not cost the visitor the passages (ADR 0102)"
+    for s in route["sources"]:  # what a visitor sees (ADR 0093) keeps the mark, the page and the passage
+        assert (s["near_miss"], s["url"].startswith("file://"), bool(s["passage"])) == (True, True, True)
+    assert [(s["id"], s["near_miss"]) for s in done["sources"]] == [(s["id"], True) for s in route["sources"]]
+
+
 @pytest.fixture
 def model_base(settings, ollama):
     s = settings.with_(ollama={"host": ollama.url, "host_explicit": True, "model_name": MODEL})

@@ -4,47 +4,20 @@ comment, on its line or in the comment just above it (an import block under one 
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
+from assist_dev.bench.deferred import deferrals, function_imports, reason
+
 ROOT = Path(__file__).resolve().parents[2] / "layers" / "common" / "python" / "assist"
-#: function-level imports in the runtime package: 199 before ADR 0100, 85 after (main added 3); lower it as they go
-CEILING = 85
-
-
-def _type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+#: function-level imports in the runtime package: 199 before ADR 0100, 85 after it, 40 after ADR 0104
+CEILING = 40
 
 
 def deferred(source: str) -> list[tuple[int, bool]]:
     """Each function-level import of `source`: its line, and whether a `# deferred` comment gives its reason."""
-    lines = source.splitlines()
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if _type_checking(child):
-                continue
-            if isinstance(child, ast.Import | ast.ImportFrom) and in_function:
-                found.append(child)
-            visit(child, in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
-
-    visit(ast.parse(source), False)
+    lines, found = source.splitlines(), function_imports(source)
     taken = {i for n in found for i in range(n.lineno - 1, n.end_lineno)}
-
-    def reason(node: ast.Import | ast.ImportFrom) -> bool:
-        if "# deferred" in lines[node.lineno - 1]:
-            return True
-        i = node.lineno - 2
-        while i >= 0 and (i in taken or not lines[i].strip()):  # the block's other imports, blank lines
-            i -= 1
-        while i >= 0 and lines[i].strip().startswith("#"):  # the comment above, over one or more lines
-            if lines[i].strip().startswith("# deferred"):
-                return True
-            i -= 1
-        return False
-
-    return [(n.lineno, reason(n)) for n in found]
+    return [(n.lineno, reason(lines, n, taken) is not None) for n in found]
 
 
 def _all() -> dict[str, list[tuple[int, bool]]]:
@@ -70,3 +43,12 @@ def test_function_level_imports_stay_under_the_ceiling():
 def test_each_deferral_says_what_it_saves():
     silent = [f"{path}:{line}" for path, found in _all().items() for line, ok in found if not ok]
     assert not silent, f"a deferred import needs a `# deferred, ADR …: what it saves` comment: {silent}"
+
+
+def test_the_bench_lists_what_the_test_counts():
+    # `assist bench deferred` measures the same deferrals this test counts, each with the reason it gives
+    listed = deferrals(ROOT)
+    assert len(listed) == sum(len(v) for v in _all().values())
+    assert {d["at"] for d in listed} == {f"{path}:{line}" for path, found in _all().items() for line, _ in found}
+    assert all(d["reason"] for d in listed)
+    assert {"lancedb.expr", "ollama", "assist.retrieve.search"} <= {d["module"] for d in listed}

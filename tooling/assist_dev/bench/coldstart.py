@@ -4,7 +4,9 @@ The child (`coldstart_child.py`, run as a script with its job on stdin) times wh
 cold start pays after the interpreter is up: `import functions.<name>.app`, then the first
 handler call on a representative Step Functions payload. The parent starts a moto server and
 indexes the docs first, so each first call does its real work: DynamoDB calls, opening the
-LanceDB index, loading the embedder, trying the (absent) Ollama host.
+LanceDB index, loading the embedder, trying the (absent) Ollama host. Each child can import only what its
+function's image installs (`footprint.not_in_image`): what the image lacks is refused, not loaded from this
+development environment, which has every function's packages.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import assist
 from assist.errors import AssistError
 from assist.serverless.lambda_entry import LambdaFunction
-from assist_dev.bench.footprint import dir_size_mb, extra_size_mb
+from assist_dev.bench.footprint import dir_size_mb, extra_size_mb, not_in_image
 from assist_dev.bench.harness import local_parts
 from assist_dev.local.definition import ROOT
 
@@ -101,12 +103,14 @@ def measure(settings: Settings, docs: Path, runs: int = 5) -> dict[str, Any]:
         interpreter = statistics.median(_run(None, env, ROOT)["wall_s"] for _ in range(runs))
         out: dict[str, Any] = {}
         for name, budget in BUDGETS_S.items():
-            samples = [_run({"function": name, "event": e}, env, ROOT) for e in events[name]]
+            blocked = not_in_image([name, "lambda"])  # the image's packages only
+            samples = [_run({"function": name, "event": e, "blocked": blocked}, env, ROOT) for e in events[name]]
             imports = [x["import_s"] for x in samples]
             firsts = [x["first_call_s"] for x in samples]
             total = statistics.median(i + f for i, f in zip(imports, firsts, strict=True))
             # one more run under -X importtime (its own overhead kept out of the figures above): what it loads
-            profiled = _run({"function": name, "event": events[name][0]}, env, ROOT, importtime=True)
+            job = {"function": name, "event": events[name][0], "blocked": blocked}
+            profiled = _run(job, env, ROOT, importtime=True)
             size, missing = extra_size_mb([name, "lambda"])
             out[name] = {
                 "import_s": round(statistics.median(imports), 3),

@@ -103,6 +103,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_cold_start)
 
+    p = b.add_parser("deferred", help="what each deferred import of the runtime saves: its module's import time")
+    p.add_argument("--runs", type=int, default=3, help="fresh processes per module (median; default 3)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_deferred)
+
     p = b.add_parser("sessions", help="the session store's calls per turn: the embedded file beside DynamoDB (moto)")
     p.add_argument("--turns", type=int, default=200, help="turns of one session per store (median; default 200)")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -443,6 +448,25 @@ def run_cold_start(args: argparse.Namespace) -> int:
     from assist_dev.bench.coldstart import measure
 
     return _show(measure(settings(), Path(args.docs), runs=args.runs), args, cold_start_table)
+
+
+def run_deferred(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench.deferred import measure
+
+    return _show(measure(runs=args.runs), args, deferred_table)
+
+
+def deferred_table(result: dict[str, Any]) -> Table:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench.figures import Table
+
+    rows = [(d["at"], d["module"], d["seconds"], (d["reason"] or "(none given)")[:80]) for d in result["deferrals"]]
+    note = (
+        f"{result['count']} deferrals; s: median of {result['runs']} fresh processes importing the module after "
+        f"{result['loaded_first']}, which every function has loaded first ('-': not installed here)"
+    )
+    return Table(["deferral", "module", "s", "the reason it gives"], rows, [note])
 
 
 def cold_start_table(result: dict[str, Any]) -> Table:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from assist.commands import COMMANDS, ENTRY_POINTS, HELP
@@ -34,12 +35,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser(argv).parse_args(argv)
 
     try:
-        return args.func(args)
+        return runner(args.func)(args)
     except KeyboardInterrupt:
         return 130
     except AssistError as exc:
         print(f"assist: {exc}", file=sys.stderr)
         return 2
+
+
+def runner(func: Callable[[argparse.Namespace], int] | str) -> Callable[[argparse.Namespace], int]:
+    """A command's function, or `"module:function"` for one whose module is loaded only when it runs (its
+    arguments are parsed, and its `--help` shown, without it)."""
+    if isinstance(func, str):
+        module, _, name = func.partition(":")
+        return getattr(importlib.import_module(module), name)
+    return func
 
 
 if __name__ == "__main__":

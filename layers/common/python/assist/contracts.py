@@ -289,6 +289,8 @@ class Source(msgspec.Struct):
     heading: str
     score: float
     url: str = ""  # the page and section a reader can follow (ADR 0059)
+    #: a passage found for a question the docs seem not to cover, listed but not cited (ADR 0102); absent otherwise
+    near_miss: bool | UnsetType = UNSET
 
 
 class VerdictSignals(msgspec.Struct):

@@ -1,5 +1,6 @@
 """The fixed answer to a question the documentation does not cover (ADR 0055): said plainly, in the
-question's language, with the nearest topics the documentation does cover. No model writes it."""
+question's language, with the nearest topics the documentation does cover, and the passages found listed as
+near misses (ADR 0102). No model writes it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ def fixed_answer(state: TurnState) -> str:
         st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
         r = state.retrieval
         return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
+
+
+def near_misses(state: TurnState) -> list[Chunk]:
+    """The passages an uncertain turn's search found: its answer lists them as near misses, never cited, so a
+    wrong verdict costs the reader no passage (ADR 0102)."""
+    return list(state.retrieval.chunks) if state.retrieval else []
 
 
 def links(chunks: Sequence[Chunk]) -> dict[str, str]:

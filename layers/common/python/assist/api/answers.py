@@ -8,13 +8,14 @@ from typing import Any
 
 def cited(sources: list[dict[str, Any]]) -> str:
     """The sources the answer's [n] markers point at, as a footer of the answer text: each with its chunk id
-    (what the session and `get_document` know it by) and the page a reader can follow."""
-    if not sources:
-        return ""
+    (what the session and `get_document` know it by) and the page a reader can follow. Near misses are no
+    citations: the fixed answer's text lists them already, each with its page (ADR 0084, ADR 0102)."""
     lines = [
         f"[{i}] {s['title']} › {s['heading'] or s['title']} ({s['id']})" + (f" {s['url']}" if s.get("url") else "")
-        for i, s in enumerate(sources, 1)
+        for i, s in enumerate((s for s in sources if not s.get("near_miss")), 1)
     ]
+    if not lines:
+        return ""
     return "\n\nSources:\n" + "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ from assist.api.idempotency import Idempotency
 from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
 from assist.api.schema import WireSchema
+from assist.api.ways_in import ways_in
 from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
@@ -67,7 +68,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
         events = await keyed.events(engine, request, data, owner, msgspec.to_builtins(data), site=site)
         # Phase 2 runs to its route event here, so the model's request is on its way while the
         # response starts (ADR 0037).
-        return ServerSentEvent(_events(await anext(events), events, for_visitor if site is not None else None))
+        return ServerSentEvent(_events(await anext(events), events, widget.visible if site is not None else None))
 
     @get(
         "/v1/sessions/{session_id:str}",
@@ -80,12 +81,10 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
         return engine.sessions.transcript(session_id, caller(request, settings))
 
-    # deferred, ADR 0071: the answer app's alone; the classify and retrieve apps never load the MCP SDK (mcp 1.1 s),
-    # the chat page and the widget's rules (tests/integration/test_web_page.py)
-    from assist.api.ways_in import ways_in
+    # deferred, ADR 0104: the answer app's alone; the classify and retrieve apps, which share `service`, never load
+    # the chat page and the widget's rules (13 ms; tests/integration/test_web_page.py)
     from assist.api.web import chat_routes
     from assist.api.widget import Widget
-    from assist.widget.events import for_visitor
 
     widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
     engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget

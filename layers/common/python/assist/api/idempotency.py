@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncGenerator, Callable
+from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -96,13 +98,7 @@ class Idempotency:
             return None
         if not _KEY.match(key):
             raise ValidationException("Idempotency-Key must be 1-255 visible ASCII characters (a UUID, say)")
-        # deferred, ADR 0071: Powertools (metrics extra only)
-        from aws_lambda_powertools.utilities.idempotency.exceptions import (
-            IdempotencyItemAlreadyExistsError,
-            IdempotencyItemNotFoundError,
-            IdempotencyValidationError,
-        )
-
+        errors = _powertools().exceptions
         route = request.scope["path"]
         payload = {"route": route, "owner": owner, "key": key, "body": body}
         layer = self._layer.get()
@@ -114,10 +110,10 @@ class Idempotency:
                     layer.save_inprogress(payload, remaining_time_in_millis=lock_ms)
                     log.info("idempotency.claimed", route=route)
                     return Claim(layer, payload)
-                except IdempotencyItemAlreadyExistsError as exc:
+                except errors.IdempotencyItemAlreadyExistsError as exc:
                     try:
                         record = exc.old_data_record or layer.get_record(payload)
-                    except IdempotencyItemNotFoundError:
+                    except errors.IdempotencyItemNotFoundError:
                         continue  # the holder failed and gave the key back: claim it again
                     if record is not None and record.status == "COMPLETED":
                         log.info("idempotency.replayed", route=route)
@@ -129,7 +125,7 @@ class Idempotency:
                             headers={"Retry-After": "2"},
                         ) from None
                     time.sleep(POLL_S)  # the first request is still answering: wait for its answer
-        except IdempotencyValidationError as exc:
+        except errors.IdempotencyValidationError as exc:
             raise ClientException(
                 f"Idempotency-Key {key!r} was already used on {route} with another request body: "
                 "send the same body to get its answer, or use a new key for a new request",
@@ -193,23 +189,18 @@ async def replayed(answer: dict[str, Any]) -> Events:
 def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersistenceLayer:
     """Powertools' DynamoDB layer when SESSION_STORE resolves to DynamoDB, else ours on the embedded file;
     configured once: the key hashes caller, route and key; the payload hash is the body's."""
-    # deferred, ADR 0071: Powertools (metrics extra only)
-    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
-
+    powertools = _powertools()
     layer: BasePersistenceLayer
     if settings.session_backend == "file":
-        # deferred, ADR 0071: Powertools (metrics extra only)
+        # deferred, ADR 0104: Powertools' idempotency utility, 0.10 s, on the first request with an Idempotency-Key
         from assist.api.idempotency_file import SQLitePersistenceLayer
 
         layer = SQLitePersistenceLayer(settings.sessions.store_file)
     else:
-        # deferred, ADR 0071: Powertools (metrics extra only)
-        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
-
         if dynamodb is None:
             dynamodb = client("dynamodb", settings)
-        layer = DynamoDBPersistenceLayer(settings.idempotency.table, boto3_client=dynamodb)
-    config = IdempotencyConfig(
+        layer = powertools.DynamoDBPersistenceLayer(settings.idempotency.table, boto3_client=dynamodb)
+    config = powertools.IdempotencyConfig(
         event_key_jmespath="[route, owner, key]",
         payload_validation_jmespath="body",
         raise_on_no_idempotency_key=True,
@@ -218,3 +209,12 @@ def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersisten
     )
     layer.configure(config, key_prefix=KEY_PREFIX)
     return layer
+
+
+@cache
+def _powertools() -> ModuleType:
+    """Powertools' idempotency utility (its persistence layers, config and errors)."""
+    # deferred, ADR 0104: 0.10 s, on the first request with an Idempotency-Key (the metrics extra installs it)
+    from aws_lambda_powertools.utilities import idempotency
+
+    return idempotency

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from litestar.exceptions import NotAuthorizedException, ServiceUnavailableException, ValidationException
@@ -84,12 +85,10 @@ def verified_subject(request: ASGIConnection, settings: Settings) -> str:
 
 def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, Any]:
     """The claims of the request's bearer token, verified as `verified_subject` says."""
-    # deferred, ADR 0071: PyJWT (answer extra only)
-    import jwt  # PyJWT: on the first request of an app that verifies tokens, not at import
-
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("missing bearer token: send Authorization: Bearer <JWT>", error=None)
+    jwt = _jwt()
     try:
         key = _jwks(str(settings.jwt.jwks_url)).get_signing_key_from_jwt(token.strip())
         if key.algorithm_name not in ASYMMETRIC:
@@ -123,10 +122,16 @@ def verified_claims(request: ASGIConnection, settings: Settings) -> dict[str, An
 @functools.lru_cache(maxsize=4)
 def _jwks(url: str) -> PyJWKClient:
     """One key-set client per URL for the process: its cache is what keeps verification local."""
-    # deferred, ADR 0071: PyJWT (answer extra only)
-    from jwt import PyJWKClient
+    return _jwt().PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_S, timeout=JWKS_TIMEOUT_S)
 
-    return PyJWKClient(url, cache_jwk_set=True, lifespan=JWKS_LIFESPAN_S, timeout=JWKS_TIMEOUT_S)
+
+@functools.cache
+def _jwt() -> ModuleType:
+    """PyJWT, for an app that verifies tokens (JWT_JWKS_URL set)."""
+    # deferred, ADR 0104: PyJWT is in the answer extra only, and the classify and retrieve apps import this module
+    import jwt
+
+    return jwt
 
 
 def _unauthorized(detail: str, error: str | None = "invalid_token") -> NotAuthorizedException:

@@ -22,6 +22,7 @@ from assist.api.answers import cited, engine_fields
 from assist.api.identity import OWNER_SCOPE_KEY
 from assist.contracts import AskRequest
 from assist.errors import AssistError, problem
+from assist.index import lance
 from assist.retrieve.documents import list_documents as listing
 from assist.retrieve.documents import whole_document
 
@@ -114,11 +115,8 @@ def build_server(
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
             raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
-        # deferred, ADR 0071: lancedb 3.1 s
-        from lancedb.expr import col, lit
-
         # count_rows takes SQL text only: the expression renders it, quoting the id
-        total = _index_call(lambda: table.count_rows((col("doc_id") == lit(doc_id)).to_sql()))
+        total = _index_call(lambda: table.count_rows(lance.doc_id_is(doc_id).to_sql()))
         return {
             "doc_id": doc_id,
             "title": chunks[0].title,

@@ -38,6 +38,7 @@ from assist.logs import get_logger
 from assist.widget import keys
 from assist.widget.address import Addresses
 from assist.widget.denied import DeniedVisitors
+from assist.widget.events import for_visitor
 from assist.widget.gate import Gate, TooManyRequests, WidgetRefused
 from assist.widget.signing import SigningKeys
 from assist.widget.store.backends import open_widget_store
@@ -74,6 +75,11 @@ class Widget:
         self.addresses = Addresses(settings.widget)
         self.signing = SigningKeys(settings)
         self.denied = DeniedVisitors(self.store.get, settings.widget.key_cache_s)
+
+    @staticmethod
+    def visible(name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """A stream event as a visitor receives it, None when it receives none of it (ADR 0093)."""
+        return for_visitor(name, payload)
 
     # -- the guard: visitor tokens ------------------------------------------------------
     async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:

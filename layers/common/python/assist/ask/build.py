@@ -12,16 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from assist.ask.engine import Engine
 from assist.ask.parts import Parts
 from assist.classify.build import build_cascade
 from assist.embed.build import lazy_embedder
+from assist.index import calibration
+from assist.index.store import connect, open_table
 from assist.lazy import once
+from assist.llm.slots import ModelSlots
+from assist.retrieve.corpus import Corpus
+from assist.retrieve.handle import handle_for
+from assist.retrieve.manifest import load
+from assist.sessions.backends import open_store
 
 if TYPE_CHECKING:
-    from assist.ask.engine import Engine
     from assist.embed.base import Embedder
-    from assist.llm.slots import ModelSlots
-    from assist.sessions.store import Store
     from assist.settings import Settings
 
 T = TypeVar("T")
@@ -31,28 +36,13 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
     """The engine and its parts (`Parts`), each built on its first use. The session store is the one SESSION_STORE
     names (`open_store`); for DynamoDB, `dynamodb` is a client (tests aim one at moto), or None: one built from the
     settings by the first store call."""
-    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-    from assist.ask.engine import Engine
-
     embedder = lazy_embedder(settings)
     index = lazy_index(settings)
 
-    def store() -> Store:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.sessions.backends import open_store
-
-        return open_store(settings, dynamodb)
-
-    def slots() -> ModelSlots:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.llm.slots import ModelSlots
-
-        return ModelSlots(settings)
-
     parts = Parts(
-        store=once(store),
+        store=once(lambda: open_store(settings, dynamodb)),
         cascade=once(lambda: build_cascade(settings, embedder, s3)),
-        slots=once(slots),
+        slots=once(lambda: ModelSlots(settings)),
         retriever=lazy_retriever(settings, embedder, index),
         corpus=lazy_corpus(settings, index),
         embedder=embedder,
@@ -64,13 +54,7 @@ def lazy_index(settings: Settings) -> Callable[[], Any]:
     """The live index version's database, connected on first call and again when the version moves (ADR 0067):
     the retriever and the corpus share it."""
 
-    def open_db(live: Settings) -> Any:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.index.store import connect
-
-        return connect(live.index.uri, live.storage_options())
-
-    return _live(open_db, settings)
+    return _live(lambda live: connect(live.index.uri, live.storage_options()), settings)
 
 
 def lazy_retriever(
@@ -81,10 +65,8 @@ def lazy_retriever(
     index = db or lazy_index(settings)
 
     def open_retriever(live: Settings) -> Any:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.index import calibration
-        from assist.index.store import open_table
-        from assist.retrieve.manifest import load
+        # deferred, ADR 0104: the search modules load lancedb (1.5 s), which the classify and export functions
+        # never use
         from assist.retrieve.search import Retriever, SearchOptions
 
         database = index()  # the same live version (one handle: both see the version move together)
@@ -104,24 +86,12 @@ def lazy_corpus(settings: Settings, db: Callable[[], Any] | None = None) -> Call
     index has none."""
     index = db or lazy_index(settings)
 
-    def open_corpus(live: Settings) -> Any:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.retrieve.corpus import Corpus
-
-        return Corpus.open(index(), live.index.uri, live.index.table)
-
-    return _live(open_corpus, settings)
+    return _live(lambda live: Corpus.open(index(), live.index.uri, live.index.table), settings)
 
 
 def _live(open_: Callable[[Settings], T], settings: Settings) -> Callable[[], T]:
     """`open_` for the index's live version, followed as it is published or rolled back (ADR 0067); the handle
     (and boto3, for an index on S3) comes on the first call."""
 
-    def follow() -> Callable[[], T]:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-        from assist.retrieve.handle import handle_for
-
-        return handle_for(settings).follow(open_, settings)
-
-    provider = once(follow)
+    provider = once(lambda: handle_for(settings).follow(open_, settings))
     return lambda: provider()()

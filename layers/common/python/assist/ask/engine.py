@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from assist import contracts
-from assist.answer.not_covered import fixed_answer
+from assist.answer.not_covered import fixed_answer, near_misses
 from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
@@ -177,7 +177,7 @@ class Engine:
         ctx = self.context(state)
         turn = self.recorder.take(state)
         if state.uncertain_reason:
-            return self.recorder.finish(state, fixed_answer(state), [], turn)
+            return self.recorder.finish(state, fixed_answer(state), [], turn, near_misses(state))
         slot = _route(state).model_slot
         # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
         fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None

@@ -4,9 +4,11 @@ and its trace, log event and metrics (ADR 0073)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
 
 from assist import metrics
 from assist.contracts import (
@@ -32,9 +34,12 @@ NOT_STORED = "(account facts from extra_context, not stored)"
 Submit = Callable[..., "Future[Any]"]
 
 
-def sources_of(chunks: list[Chunk]) -> list[Source]:
+def sources_of(chunks: Sequence[Chunk], near_miss: bool = False) -> list[Source]:
+    """The answer's sources; `near_miss`: passages found but not cited, each marked so (ADR 0102)."""
+    mark = True if near_miss else UNSET
     return [
-        Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score, url=c.url) for c in chunks
+        Source(id=c.id, doc_id=c.doc_id, title=c.title, heading=c.heading, score=c.score, url=c.url, near_miss=mark)
+        for c in chunks
     ]
 
 
@@ -51,8 +56,16 @@ class TurnRecorder:
             return None
         return self._submit(self._store().begin_turn, state.request.session_id, state.owner)
 
-    def finish(self, state: TurnState, text: str, chunks: list[Chunk], turn: Future[int] | None = None) -> Answer:
-        """Write the turn (its `persist` stage), then the answer with its trace; log and count it."""
+    def finish(
+        self,
+        state: TurnState,
+        text: str,
+        chunks: list[Chunk],
+        turn: Future[int] | None = None,
+        near_misses: Sequence[Chunk] = (),
+    ) -> Answer:
+        """Write the turn (its `persist` stage), then the answer with its trace; log and count it. `near_misses`:
+        an uncertain answer's passages, listed after the cited ones (none) and not stored as cited (ADR 0102)."""
         assert state.route is not None, "classify runs before answer"
         sources = sources_of(chunks)
         self._persist(state, text, sources, turn)
@@ -75,7 +88,7 @@ class TurnRecorder:
         metrics.turn(route.type.value, route.layer, state.degraded, trace.total_ms, metrics.tokens(state.stages))
         return Answer(
             answer=text,
-            sources=sources,
+            sources=sources + sources_of(near_misses, near_miss=True),
             route=route,
             retrieval=RetrievalInfo.of(state.retrieval) if state.retrieval is not None else None,
             degraded=state.degraded,

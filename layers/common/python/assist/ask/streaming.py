@@ -8,18 +8,18 @@ with what was generated so far and `client_disconnected`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
 from assist.answer.marker import MarkerFilter
-from assist.answer.not_covered import fixed_answer
+from assist.answer.not_covered import fixed_answer, near_misses
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
-from assist.contracts import Degraded, GenerateStage, TurnState
+from assist.contracts import Chunk, Degraded, GenerateStage, Source, TurnState
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
@@ -39,10 +39,11 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
     ctx = engine.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
     uncertain = {"uncertain": bool(state.uncertain_reason), "uncertain_reason": state.uncertain_reason}
     if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-        text = fixed_answer(state)
+        text, near = fixed_answer(state), near_misses(state)
         turn = engine.recorder.take(state)
-        answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn)
-        yield "route", {**msgspec.to_builtins(route), "sources": [], "degraded": list(state.degraded), **uncertain}
+        answer = await anyio.to_thread.run_sync(engine.recorder.finish, state, text, [], turn, near)
+        sources = _with_passages(sources_of(near, near_miss=True), near)  # what the docs hold nearest (ADR 0102)
+        yield "route", {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded), **uncertain}
         yield "token", {"text": text}
         yield "done", {**msgspec.to_builtins(answer), "usage": {}}
         return
@@ -52,10 +53,7 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
     model = Prefetched(calls)
-    # with each source's passage, so a reader (the web chat) can see what the answer is built from
-    sources = [
-        {**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(sources_of(ctx.chunks), ctx.chunks, strict=True)
-    ]
+    sources = _with_passages(sources_of(ctx.chunks), ctx.chunks)
     first = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)} | uncertain
     # the model's thinking is shown apart, only when asked for
     async for event in _generate(engine, state, ctx, model, fitted, slots.thinks(route.model_slot), ("route", first)):
@@ -115,6 +113,11 @@ async def _generate(
             with anyio.CancelScope(shield=True):
                 await model.aclose()
                 await anyio.to_thread.run_sync(engine.recorder.finish, state, "".join(parts), ctx.chunks, turn)
+
+
+def _with_passages(sources: list[Source], chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    """Each source with its passage, so a reader (the web chat) can see what the answer is built from."""
+    return [{**msgspec.to_builtins(s), "passage": c.text} for s, c in zip(sources, chunks, strict=True)]
 
 
 async def _no_model() -> AsyncIterator[Any]:

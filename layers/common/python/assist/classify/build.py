@@ -7,22 +7,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from assist.aws.clients import client
+from assist.classify.cascade import Cascade
+from assist.classify.llm import LLMClassifier
 from assist.embed.build import lazy_embedder
 from assist.lazy import Lazy, once
 
 if TYPE_CHECKING:
-    from assist.classify.cascade import Cascade
     from assist.classify.embedding import EmbeddingLayer
-    from assist.classify.llm import LLMClassifier
     from assist.embed.base import Embedder
     from assist.settings import Settings
 
 
 def build_cascade(settings: Settings, embedder: Callable[[], Embedder] | None = None, s3: Any = None) -> Cascade:
     """The cascade as deployed: embedding layer when a model is configured, LLM layer when OLLAMA_HOST is set."""
-    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import)
-    from assist.classify.cascade import Cascade
-
     return Cascade(settings, embedding=embedding_layer(settings, embedder, s3), llm=llm_layer(settings))
 
 
@@ -36,19 +34,16 @@ def embedding_layer(
         return None
     embedder = embedder or lazy_embedder(settings)
     if s3 is None and path.startswith("s3://"):
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import)
-        from assist.aws.clients import client
-
         s3 = Lazy(lambda: client("s3", settings))  # boto3 is imported by the first read, not here
     if root := settings.classifier.registry:
-        # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
+        # deferred, ADR 0104: numpy, 0.04 s, which the answer function (it builds the cascade's providers) never uses
         from assist.classify.registry import Registry
         from assist.classify.reload import ReloadingLayer
 
         return ReloadingLayer(Registry(root, s3), embedder, settings.classifier.reload_s)
 
     def load() -> EmbeddingLayer:
-        # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
+        # deferred, ADR 0104: numpy, as above
         from assist.classify.embedding import EmbeddingLayer
 
         return EmbeddingLayer.load(path, embedder(), s3=s3)
@@ -61,10 +56,4 @@ def llm_layer(settings: Settings) -> Callable[[], LLMClassifier] | None:
     if not settings.ollama.host_explicit:
         return None
 
-    def build() -> LLMClassifier:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import)
-        from assist.classify.llm import LLMClassifier
-
-        return LLMClassifier.from_settings(settings)
-
-    return once(build)
+    return once(lambda: LLMClassifier.from_settings(settings))

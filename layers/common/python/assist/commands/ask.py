@@ -88,4 +88,5 @@ def _print_route(route: dict, session: str, degraded: list[str]) -> None:
 
 def _print_sources(sources: list[dict]) -> None:
     for i, src in enumerate(sources, 1):
-        print(f"  [{i}] {src['title']} — {src['heading'] or src['title']} ({src['id']})")
+        label = "near miss" if src.get("near_miss") else f"[{i}]"  # found, not cited (ADR 0102)
+        print(f"  {label} {src['title']} — {src['heading'] or src['title']} ({src['id']})")

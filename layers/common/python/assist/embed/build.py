@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from assist.embed.base import EmbedderError
+from assist.embed.memo import Memo
 from assist.lazy import once
 
 if TYPE_CHECKING:
@@ -16,12 +17,12 @@ if TYPE_CHECKING:
 
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embed.embedder == "minilm":
-        # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
+        # deferred, ADR 0104: onnxruntime and numpy, 0.07 s, which the answer function never loads
         from assist.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder.load(settings.embed.model_dir)
     if settings.embed.embedder.startswith("ollama:"):
-        # deferred, ADR 0071: numpy 0.13 s, and each function imports only its stage's parts (0.15 s to import)
+        # deferred, ADR 0104: the ollama client, 0.25 s, for an EMBEDDER=ollama:… deployment only
         from assist.embed.ollama import OllamaEmbedder
 
         return OllamaEmbedder(
@@ -34,10 +35,4 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:
-    def load() -> Embedder:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import)
-        from assist.embed.memo import Memo
-
-        return Memo(build_embedder(settings))  # classify and retrieve embed the same message once
-
-    return once(load)
+    return once(lambda: Memo(build_embedder(settings)))  # classify and retrieve embed the same message once

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.index import pointer
+from assist.index import lance, pointer
 from assist.index.store import connect
 
 if TYPE_CHECKING:
@@ -82,9 +82,7 @@ def read(db: Any, index_table: str) -> Calibration | None:
 
 
 def write(db: Any, index_table: str, calibration: Calibration) -> None:
-    # deferred, ADR 0071: pyarrow 0.17 s
-    import pyarrow as pa
-
+    pa = lance.arrow()
     schema = pa.schema([("data", pa.string())])
     rows = [{"data": msgspec.json.encode(calibration).decode()}]
     db.create_table(table_name(index_table), data=rows, schema=schema, mode="overwrite")

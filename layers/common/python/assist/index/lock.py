@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assist.aws import s3_uri
+from assist.aws.errors import client_error
 from assist.errors import AssistError
 from assist.logs import get_logger
 
@@ -67,24 +68,18 @@ class _S3Lease:
         self.bucket, self.key = s3_uri.beside(uri, LOCK_NAME)
 
     def create(self, body: str) -> bool:
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import ClientError
-
         try:
             self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*")
             return True
-        except ClientError as exc:
+        except client_error() as exc:
             if exc.response.get("Error", {}).get("Code") in {"PreconditionFailed", "ConditionalRequestConflict"}:
                 return False
             raise
 
     def read(self) -> dict[str, Any] | None:
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import ClientError
-
         try:
             return json.loads(self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read())
-        except ClientError:
+        except client_error():
             return None
 
     def delete(self) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.index import frontmatter
+from assist.index import frontmatter, lance
 from assist.index.identifiers import document_identifiers, mentions, normalize
 from assist.language import fold
 
@@ -90,9 +90,7 @@ def entry_from_chunks(doc_id: str, chunks: list[DocChunk]) -> Entry:
 def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str, str]) -> int:
     """Bring the manifest table in line with these entries ({doc_id: entry}, hashes by doc_id): changed
     and new rows replaced, missing ones deleted. Returns the number of rows written or deleted."""
-    # deferred, ADR 0071: pyarrow 0.17 s
-    import pyarrow as pa
-
+    pa = lance.arrow()
     name = table_name(index_table)
     table = db.open_table(name) if name in db.table_names() else None
     existing: dict[str, str] = {}
@@ -110,12 +108,9 @@ def write(db: Any, index_table: str, entries: dict[str, Entry], hashes: dict[str
     if table is None:
         db.create_table(name, data=rows, schema=schema)
         return len(rows)
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.expr import col
-
     stale = changed + removed
     for i in range(0, len(stale), 500):
-        table.delete(col("doc_id").isin(stale[i : i + 500]))
+        table.delete(lance.doc_ids_in(stale[i : i + 500]))
     if rows:
         table.add(rows)
     return len(stale)

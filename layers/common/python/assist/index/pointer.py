@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assist.aws import s3_uri
+from assist.aws.errors import client_error
 
 POINTER = "LIVE.json"
 VERSIONS = "versions"
@@ -33,13 +34,10 @@ def live_uri(root: str, s3: Any = None) -> str:
 
 def read(root: str, s3: Any = None) -> dict[str, Any] | None:
     if root.startswith("s3://"):
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import ClientError
-
         bucket, key = s3_uri.beside(root, POINTER)
         try:
             body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-        except ClientError as exc:
+        except client_error() as exc:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise  # refused or failing: the reader keeps what it has and says so

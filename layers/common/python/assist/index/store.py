@@ -18,7 +18,7 @@ import msgspec
 from assist import metrics
 from assist.embed.base import check_same
 from assist.errors import AssistError
-from assist.index import manifest
+from assist.index import lance, manifest
 from assist.index.chunking import DocChunk
 from assist.index.links import with_hubs
 from assist.index.lock import writer_lease
@@ -86,19 +86,14 @@ class IngestStats:
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
-    # deferred, ADR 0071: lancedb 3.1 s
-    import lancedb
-
     if not uri.startswith("s3://"):
         Path(uri).mkdir(parents=True, exist_ok=True)
-    return lancedb.connect(uri, storage_options=storage_options or None)
+    return lance.lancedb().connect(uri, storage_options=storage_options or None)
 
 
 def schema(embedder: Embedder) -> Any:
     """`ChunkRow` as the table's Arrow schema, with the embedder that fills its vectors."""
-    # deferred, ADR 0071: pyarrow 0.17 s
-    import pyarrow as pa
-
+    pa = lance.arrow()
     arrow = {str: pa.string(), int: pa.int32()}
     columns = [
         pa.field(f.name, pa.list_(pa.float32(), embedder.dim) if f.name == "vector" else arrow[f.type])
@@ -175,14 +170,9 @@ def write(
 def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.expr import col
-
     cols = [*CHUNK_COLUMNS, "doc_hash"]
     for i in range(0, len(doc_ids), DELETE_BATCH):
-        rows = (
-            table.search().where(col("doc_id").isin(doc_ids[i : i + DELETE_BATCH])).select(cols).limit(None).to_list()
-        )
+        rows = table.search().where(lance.doc_ids_in(doc_ids[i : i + DELETE_BATCH])).select(cols).limit(None).to_list()
         for r in sorted(rows, key=lambda r: (r["doc_id"], r["ordinal"])):
             _, chunks = out.setdefault(r["doc_id"], (r["doc_hash"], []))
             chunks.append(DocChunk(**{c: r[c] for c in CHUNK_COLUMNS}))
@@ -222,12 +212,9 @@ def _sync(
     if table is None:
         table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
     else:
-        # deferred, ADR 0071: lancedb 3.1 s
-        from lancedb.expr import col
-
         stale = changed + removed
         for i in range(0, len(stale), DELETE_BATCH):  # one predicate per batch: a 5,000-term OR is slow to plan
-            table.delete(col("doc_id").isin(stale[i : i + DELETE_BATCH]))
+            table.delete(lance.doc_ids_in(stale[i : i + DELETE_BATCH]))
         if rows:
             table.add(rows)
     refresh_indexes(table, settings)
@@ -252,14 +239,11 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
     (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
     if table is None or not doc_ids:
         return {}
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.expr import col
-
     out: dict[str, list[float]] = {}
     for i in range(0, len(doc_ids), DELETE_BATCH):
         for r in (
             table.search()
-            .where(col("doc_id").isin(doc_ids[i : i + DELETE_BATCH]))
+            .where(lance.doc_ids_in(doc_ids[i : i + DELETE_BATCH]))
             .select([FTS_COLUMN, "vector"])
             .limit(None)
             .to_list()

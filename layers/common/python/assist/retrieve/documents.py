@@ -6,6 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from assist.contracts import Chunk
+from assist.index import lance
 
 if TYPE_CHECKING:
     from assist.index.manifest import Entry
@@ -18,10 +19,7 @@ def whole_document(table: Any, doc_id: str, budget_chars: int, found_by: tuple[s
     """The document's chunks in order (`ordinal`), as many as fit in `budget_chars` of text (always
     the first one). Overlapping windows of a long section repeat a little text; that is kept, so each
     chunk reads as it was indexed. Empty when the document is not in the table."""
-    # deferred, ADR 0071: lancedb 3.1 s
-    from lancedb.expr import col, lit
-
-    rows = table.search().where(col("doc_id") == lit(doc_id)).select(_COLUMNS).limit(None).to_list()
+    rows = table.search().where(lance.doc_id_is(doc_id)).select(_COLUMNS).limit(None).to_list()
     rows.sort(key=lambda r: (r["ordinal"], r["id"]))
     out: list[Chunk] = []
     used = 0

@@ -17,12 +17,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from assist.ask.build import build_engine
+from assist.aws.clients import client
 from assist.contracts import InvalidRequest
 from assist.deadline import TASK_RESERVE_S
 from assist.lazy import Lazy
 from assist.logs import bound, configure, get_logger
 from assist.serverless import tasks
+from assist.serverless.execution import SyncAsk
 from assist.settings import Settings
 
 if TYPE_CHECKING:
@@ -50,14 +51,14 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[s
 
 
 def _http_app(fn: LambdaFunction) -> ASGIApp:
-    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-    from assist.api.app import create_app
+    # deferred, ADR 0104: the web framework and the routes, 0.14 s, which a function invoked by the state machine
+    # or a schedule never uses
     from assist.serverless import routes
 
     apps: dict[str, Callable[[], ASGIApp]] = {
         "classify": lambda: routes.classify_app(fn.engine.get()),
         "retrieve": lambda: routes.retrieve_app(fn.engine.get()),
-        "answer": lambda: create_app(fn.engine.get(), ask_via=_sync_ask(fn.settings)),
+        "answer": lambda: routes.answer_app(fn.engine.get(), _sync_ask(fn.settings)),
         "export": lambda: routes.export_app(fn.settings),
         "sync": lambda: routes.sync_app(fn.settings),
     }
@@ -68,10 +69,6 @@ def _sync_ask(settings: Settings) -> Callable[[Any, str], Any] | None:
     """The Ask function (the answer image with ASK_STATE_MACHINE_ARN) runs /v1/ask through the state machine."""
     if not settings.api.ask_state_machine_arn:
         return None
-    # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
-    from assist.aws.clients import client
-    from assist.serverless.execution import SyncAsk
-
     # read timeout past the state machine's own TimeoutSeconds; one attempt: a retry would start a second execution
     sfn = client("stepfunctions", settings, read_timeout=settings.api.deadline_s + 5, attempts=1)
     return SyncAsk(sfn, settings.api.ask_state_machine_arn, settings.api.deadline_s)
@@ -139,10 +136,14 @@ class LambdaFunction:
             self.engine.get().warm()
 
     def _build_engine(self) -> Engine:
-        return build_engine(self.settings)  # DynamoDB's client (boto3) comes with the first store call
+        # deferred, ADR 0104: the engine and its parts' modules, 0.05 s, which the export and sync functions never
+        # use; DynamoDB's client (boto3) comes with the first store call
+        from assist.ask.build import build_engine
+
+        return build_engine(self.settings)
 
     def _build_mangum(self) -> Any:
-        # deferred, ADR 0071: each function imports only its stage's parts (0.15 s to import; 0.23 s if at the top)
+        # deferred, ADR 0104: mangum is in the http extra, which the sync function's image does not install
         from mangum import Mangum
 
         return Mangum(self.app, lifespan="off")

@@ -1,5 +1,6 @@
-"""The HTTP routes of the classify, retrieve, export and sync functions (the answer function serves `api/app.py`'s
-`create_app`): the serverless layer's, since each route is its function's task (`tasks.py`) over HTTP.
+"""Each function's HTTP app: the answer function serves the whole ask API (`api/app.py`'s `create_app`); the
+classify, retrieve, export and sync functions one route each, the serverless layer's, since each route is its
+function's task (`tasks.py`) over HTTP.
 
 A function's route is its state machine task over HTTP: /v1/classify takes an ask request
 and returns the turn after classification (it takes the session's next turn number, as the
@@ -14,18 +15,25 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from litestar import Litestar, Request, post
 
-from assist.api.app import service
+from assist.api.app import create_app, service
 from assist.api.identity import caller
 from assist.contracts import AskRequest, TurnState
 from assist.serverless import tasks
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from assist.ask.engine import Engine
     from assist.settings import Settings
 
 
 class ExportRequest(msgspec.Struct, forbid_unknown_fields=True):
     force: bool = False  # export even below CLASSIFIER_EXPORT_THRESHOLD new sessions
+
+
+def answer_app(engine: Engine, ask_via: Callable[[Any, str], Any] | None) -> Litestar:
+    """The ask API; `ask_via`: the state machine that runs /v1/ask (the Ask function), or None (in process)."""
+    return create_app(engine, ask_via=ask_via)
 
 
 def classify_app(engine: Engine) -> Litestar:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+import httpx
 from protego import Protego
 
 from assist.sources.spec import SourceError
@@ -54,9 +55,6 @@ class Fetcher:
     but the first waiting `crawl.delay_s` (or robots.txt's Crawl-delay, if longer) before it goes."""
 
     def __init__(self, base: str, settings: Settings) -> None:
-        # deferred, ADR 0071: httpx 0.11 s
-        import httpx
-
         self.origin = origin(base)
         self.settings = settings
         self.delay = settings.crawl.delay_s
@@ -95,9 +93,6 @@ class Fetcher:
     def get(self, url: str, validators: dict[str, str] | None = None, missing_ok: bool = False) -> Response:
         """The body of `url` (status 200), or status 304 when `validators` (etag, last-modified) still hold.
         `missing_ok`: a 404/410 comes back as that status instead of an error."""
-        # deferred, ADR 0071: httpx 0.11 s
-        import httpx
-
         headers = {}
         if validators:
             if etag := validators.get("etag"):

@@ -178,17 +178,16 @@ def rst_to_markdown(text: str) -> str:
 
 def read_pdf(doc_id: str, data: bytes, source: str, url: str) -> Document:
     """One section per page, linked as `#page=N` (the PDF open parameter every viewer follows)."""
-    # deferred, ADR 0071: pypdf 0.06 s (index extra only)
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    # deferred, ADR 0104: pypdf 0.06 s, for the PDF sources only
+    import pypdf
 
     try:
-        reader = PdfReader(io.BytesIO(data))
+        reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise SourceError(f"{source}: an encrypted PDF")
         title = str((reader.metadata or {}).get("/Title") or "").strip()
         pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+    except (pypdf.errors.PdfReadError, ValueError, KeyError, TypeError) as exc:
         raise SourceError(f"{source}: not a readable PDF ({exc})") from exc
     title = title or doc_id.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").title()
     sections = [([f"Page {n}"], text.splitlines()) for n, text in enumerate(pages, 1)]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from assist.tables.base import Backend
 
 if TYPE_CHECKING:
@@ -52,7 +54,4 @@ class DynamoDBTable(Backend):
         self.endpoint = client.meta.endpoint_url if "amazonaws.com" not in client.meta.endpoint_url else None
 
     def failure(self, exc: Exception) -> tuple[str, str | None] | None:
-        # deferred, ADR 0071: botocore (aws extra only)
-        from botocore.exceptions import BotoCoreError, ClientError
-
         return advice(exc, self.endpoint, self.table) if isinstance(exc, ClientError | BotoCoreError) else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 ROUTE = ("type", "layer", "confidence", "model_slot")
-SOURCE = ("id", "doc_id", "title", "heading", "url", "passage")
+SOURCE = ("id", "doc_id", "title", "heading", "url", "passage", "near_miss")  # an uncertain answer's (ADR 0102)
 RETRIEVAL = ("confidence", "note", "suggestions")
 GENERATE = ("name", "answered_by", "answered_from", "lang")
 UNCERTAIN = ("uncertain", "uncertain_reason")

@@ -20,6 +20,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+import jwt
+
 TYP = "assist-visitor+jwt"
 ISSUER = "assist-widget"
 ALGORITHM = "HS256"
@@ -72,8 +74,6 @@ class KeyRing:
 
 def issue(ring: KeyRing, visitor: str, key: str, origin: str, ttl_s: int, now: float) -> tuple[str, int]:
     """The token and when it expires (epoch seconds)."""
-    import jwt  # deferred, ADR 0071: PyJWT, on the first token of an app that issues them, not at import
-
     expires = int(now) + ttl_s
     claims = {"iss": ISSUER, "sub": visitor, "key": key, "origin": origin, "iat": int(now), "exp": expires}
     headers = {"typ": TYP, "kid": ring.kid}
@@ -82,8 +82,6 @@ def issue(ring: KeyRing, visitor: str, key: str, origin: str, ttl_s: int, now: f
 
 def is_visitor_token(token: str) -> bool:
     """Whether the token claims to be a visitor's (its header, unverified): which verifier it goes to."""
-    import jwt  # deferred, ADR 0071: PyJWT, as above
-
     try:
         return jwt.get_unverified_header(token).get("typ") == TYP
     except jwt.InvalidTokenError:
@@ -93,7 +91,6 @@ def is_visitor_token(token: str) -> bool:
 def verify(ring: KeyRing, token: str, ttl_s: int, now: float) -> Visitor:
     """The visitor a token names, if the key its `kid` names signed it, it has not expired and it claims no
     longer life than `ttl_s`; a token of the previous key only if it was issued before the rotation."""
-    import jwt  # deferred, ADR 0071: PyJWT, as above
 
     try:
         kid = jwt.get_unverified_header(token).get("kid")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assist.offline.classify.gate import Rows, Targets, choose_held
+from assist.offline.classify.sk import sk
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -26,9 +27,7 @@ def plain_lr(
     targets: Targets,
     c: float = 1.0,
 ) -> dict[str, Any]:
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
+    lr_of, folds = sk().linear_model.LogisticRegression, sk().model_selection.StratifiedKFold
 
     x = embedder.embed([e.text for e in train])
     y = np.array([e.label for e in train])
@@ -36,8 +35,8 @@ def plain_lr(
     classes = sorted(set(y))
     oof = np.zeros((len(y), len(classes)))
     guard_p = np.zeros((len(guard), len(classes)))
-    for f, (tr, te) in enumerate(StratifiedKFold(FOLDS, shuffle=True, random_state=0).split(x, y)):
-        lr = LogisticRegression(C=c, max_iter=2000).fit(x[tr], y[tr])
+    for f, (tr, te) in enumerate(folds(FOLDS, shuffle=True, random_state=0).split(x, y)):
+        lr = lr_of(C=c, max_iter=2000).fit(x[tr], y[tr])
         oof[te] = lr.predict_proba(x[te])
         mine = np.arange(f, len(guard), FOLDS)  # each guard row scored by one fold's model, dealt in turn
         if len(mine):  # fewer guard rows than folds: some folds score none
@@ -46,7 +45,7 @@ def plain_lr(
     known = Rows(oof.max(axis=1), open_guard[0], np.array(classes)[oof.argmax(axis=1)] == y)
     unknown = Rows(guard_p.max(axis=1), open_guard[1])
     threshold, _, chosen = choose_held(known, unknown, targets)
-    final = LogisticRegression(C=c, max_iter=2000).fit(x, y)
+    final = lr_of(C=c, max_iter=2000).fit(x, y)
     p = final.predict_proba(embedder.embed([e.text for e in evaluation]))
     top, pred = p.max(axis=1), np.array(classes)[p.argmax(axis=1)]
     truth = np.array([e.label for e in evaluation])

@@ -50,6 +50,7 @@ from assist.logs import get_logger
 from assist.offline.classify.data import Example, examples_digest
 from assist.offline.classify.gate import Rows, Targets, choose_held
 from assist.offline.classify.metrics import confusion, ece, grouped_accuracy, reliability, selective
+from assist.offline.classify.sk import sk
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -161,29 +162,23 @@ def least_alike(vectors: np.ndarray, share: float, block: int = 2048) -> np.ndar
 
 
 def _matrix(vectors: np.ndarray, docs: list[dict[str, list[str]]], blocks: dict[str, Block]):
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from scipy import sparse
-
-    parts = [sparse.csr_matrix(vectors * WEIGHTS["embedding"])]
+    parts = [sk().sparse.csr_matrix(vectors * WEIGHTS["embedding"])]
     for name, block in blocks.items():
         rows = [block.transform(d[name]) for d in docs]
         indptr = np.cumsum([0] + [len(c) for c, _ in rows])
         data = np.concatenate([v for _, v in rows]) if rows else np.zeros(0)
         idx = np.concatenate([c for c, _ in rows]) if rows else np.zeros(0, dtype=np.int64)
-        m = sparse.csr_matrix((data, idx, indptr), shape=(len(docs), len(block)))
+        m = sk().sparse.csr_matrix((data, idx, indptr), shape=(len(docs), len(block)))
         parts.append(m * WEIGHTS[name])
-    return sparse.hstack(parts).tocsr()
+    return sk().sparse.hstack(parts).tocsr()
 
 
 def _fit(
     vectors: np.ndarray, docs: list[dict[str, list[str]]], y: list[str], w: np.ndarray, heads: list[str], c: float
 ):
     """Blocks fitted on these rows only, and the weighted logistic regression; returns (blocks, coef, intercept)."""
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from sklearn.linear_model import LogisticRegression
-
     blocks = {name: Block.fit([d[name] for d in docs], MIN_DF) for name in ("words", "chars")}
-    lr = LogisticRegression(C=c, max_iter=5000)
+    lr = sk().linear_model.LogisticRegression(C=c, max_iter=5000)
     lr.fit(_matrix(vectors, docs, blocks), y, sample_weight=w)
     coef, intercept = lr.coef_, lr.intercept_
     if len(lr.classes_) == 2:  # one logit z for the second class; softmax([-z/2, z/2]) is its sigmoid
@@ -204,9 +199,6 @@ def _fit_temperature(
     prior: dict[str, float] | None = None,
 ) -> float:
     """The temperature minimising the weighted log loss of the final class probabilities on out-of-fold logits."""
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from scipy.optimize import minimize_scalar
-
     prev = [previous_type(e.history_types) for e in examples]
     truth = np.array([classes.index(e.label) for e in examples])
     w = np.array([e.weight for e in examples])
@@ -215,15 +207,16 @@ def _fit_temperature(
         probs, _ = resolve(softmax(logits / np.exp(log_t)), heads, classes, prev, prior)
         return float(np.average(-np.log(np.clip(probs[np.arange(len(truth)), truth], 1e-12, None)), weights=w))
 
-    return float(np.exp(minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))
+    return float(np.exp(sk().optimize.minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))
 
 
 def _folds(examples: list[Example], y: list[str], k: int):
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from sklearn.model_selection import StratifiedGroupKFold
-
     groups = [" ".join(e.text.lower().split()) for e in examples]  # one message never on both sides
-    return StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=0).split(np.zeros(len(y)), y, groups)
+    return (
+        sk()
+        .model_selection.StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=0)
+        .split(np.zeros(len(y)), y, groups)
+    )
 
 
 def scores(
@@ -272,11 +265,8 @@ def topic_folds(vectors: np.ndarray, folds: int, topics: int, seed: int, cluster
     """Folds that hold out whole topics: k-means clusters of the message embeddings (fitted on the first
     `cluster_rows` rows, or all), every row in its nearest cluster, the clusters dealt to the folds in a random order.
     A proxy for messages about topics the seed does not have (ADR 0013, ADR 0015)."""
-    # deferred, ADR 0071: scikit-learn 1.4 s
-    from sklearn.cluster import KMeans
-
     fit_on = vectors if cluster_rows is None else vectors[:cluster_rows]
-    groups = KMeans(n_clusters=topics, n_init=10, random_state=seed).fit(fit_on).predict(vectors)
+    groups = sk().cluster.KMeans(n_clusters=topics, n_init=10, random_state=seed).fit(fit_on).predict(vectors)
     fold_of = np.empty(topics, dtype=np.int64)
     fold_of[np.random.RandomState(seed).permutation(topics)] = np.arange(topics) % folds
     fold = fold_of[groups]

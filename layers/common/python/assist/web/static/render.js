@@ -23,6 +23,7 @@ const AssistRender = (() => {
     notInDocs: "Not in the docs",
     askAnyway: "Ask anyway",
     sources: "Sources",
+    nearMisses: "Nearest sections in the docs",
     helpful: "Helpful",
     notHelpful: "Not helpful",
     openPage: "open page ↗",
@@ -59,6 +60,7 @@ const AssistRender = (() => {
     notInDocs: "No está en la documentación",
     askAnyway: "Preguntar de todos modos",
     sources: "Fuentes",
+    nearMisses: "Secciones más cercanas en la documentación",
     helpful: "Útil",
     notHelpful: "No es útil",
     openPage: "abrir página ↗",
@@ -148,7 +150,12 @@ const AssistRender = (() => {
       h("button", { className: "ask-anyway quiet", type: "button", hidden: true, textContent: t.askAnyway }),
       element("div", "", "text"),
       element("ul", "", "degraded"),
-      h("section", { className: "sources", hidden: true }, h("h2", {}, t.sources + " ", element("span", "", "confidence")), h("ol")),
+      h(
+        "section",
+        { className: "sources", hidden: true },
+        h("h2", {}, element("span", t.sources, "title"), " ", element("span", "", "confidence")),
+        h("ol"),
+      ),
       h(
         "div",
         { className: "feedback", hidden: true },
@@ -342,15 +349,19 @@ const AssistRender = (() => {
     return link;
   }
 
-  // Sources from the route event carry their passage; a stored turn keeps only the chunk ids.
+  // Sources from the route event carry their passage; a stored turn keeps only the chunk ids. An answer that says
+  // the docs do not cover the question lists what the search found as near misses (ADR 0102), under their own title.
   function showSources(node, sources, retrieval) {
     const section = $(".sources", node);
     const t = $(".answer", node).strings;
     if (retrieval) $(".confidence", section).textContent = `· ${t.confidence} ${retrieval.confidence.replace("_", " ")}`;
     if (!sources) return;
+    const near = sources.some((source) => source.near_miss);
+    section.classList.toggle("near-misses", near);
+    $(".title", section).textContent = near ? t.nearMisses : t.sources;
     $("ol", section).replaceChildren(
       ...sources.map((source, i) => {
-        const item = element("li");
+        const item = element("li", "", source.near_miss ? "near-miss" : "");
         item.id = `src-${node.dataset.key}-${i + 1}`;
         item.dataset.n = i + 1;
         if (source.passage === undefined) {
