@@ -17,6 +17,7 @@ No model is configured: answers are extractive, so the figures are the engine's 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 import threading
@@ -48,6 +49,8 @@ class Run:
     key: str
     store: Any  # WidgetStore of the same backend, read for the audit
     results: list[tuple[int, int, str, int | None, float]] = field(default_factory=list)  # visitor, q, status, …
+    # answered questions the verdict found not covered: their answer asked no model, so it charged no budget
+    uncertain: set[tuple[int, int]] = field(default_factory=set)
 
 
 def run(
@@ -126,6 +129,8 @@ def _one_store(env: dict[str, str], visitors: int, questions: int, limit: int, p
                 code = str(r.status_code)
                 if r.status_code == 200 and "event: done" not in r.text:
                     code = "200 without done"
+                elif r.status_code == 200 and _done(r.text).get("uncertain"):
+                    run.uncertain.add((v, q))
                 retry = int(r.headers["retry-after"]) if "retry-after" in r.headers else None
                 reason = r.json().get("reason", "") if r.status_code == 429 else ""
             except httpx.HTTPError as exc:
@@ -146,6 +151,7 @@ def _one_store(env: dict[str, str], visitors: int, questions: int, limit: int, p
         "requests": len(run.results),
         "statuses": dict(statuses),
         "refused_without_retry_after": sum(1 for r in run.results if r[2].startswith("429") and not r[3]),
+        "uncertain_answered": len(run.uncertain),
         **audit,
         "rps": round(len(run.results) / wall, 1),
         "answered_p50_ms": percentile(answered, 50),
@@ -191,9 +197,14 @@ def _audit(run: Run, tokens: list[dict[str, Any]], visitors: int, questions: int
     day = datetime.now(UTC).date().isoformat()
     total = sum(per_visitor.values())
     # the budget counts model calls (ADR 0092): each answered question's answer, and a rewrite when it leans on
-    # the history (no classifier or translation calls here: no model host named)
-    if not total <= (n := run.store.count(f"budget#{run.key}#{day}", now)) <= 2 * total:
-        counters_wrong.append(f"budget: counter {n}, answered {total} (1 or 2 model calls each)")
+    # the history (no classifier or translation calls here: no model host named); an answer the verdict judged
+    # not covered asks no model (ADR 0055) and charges nothing
+    asked = total - len(run.uncertain)
+    if not asked <= (n := run.store.count(f"budget#{run.key}#{day}", now)) <= 2 * asked:
+        counters_wrong.append(
+            f"budget: counter {n}, answered {total} of which {len(run.uncertain)} not covered "
+            f"(1 or 2 model calls each of the others)"
+        )
     # the address counts every request: the tokens, the questions, and this audit's history reads (ADR 0092)
     requests = visitors + len(run.results) + visitors * SESSIONS_PER_VISITOR
     if (n := run.store.count(f"ip#{run.key}#127.0.0.1", now)) != requests:
@@ -325,3 +336,13 @@ def table(result: dict[str, Any]) -> Table:
         *(f"{s}: statuses {result[s]['statuses']}" for s in stores),
     ]
     return Table(["", *stores], rows, notes)
+
+
+def _done(stream: str) -> dict[str, Any]:
+    """The `done` event's data of an SSE body (the answer), {} when it has none."""
+    _, _, after = stream.rpartition("event: done")
+    line = next((x for x in after.splitlines() if x.startswith("data:")), "")
+    try:
+        return json.loads(line.removeprefix("data:").strip() or "{}")
+    except json.JSONDecodeError:
+        return {}

@@ -437,7 +437,7 @@ def load_table(result: dict[str, Any]) -> Table:
 def run_widget(args: argparse.Namespace) -> int:
     from assist_dev.bench import widget
 
-    settings(log_level="WARNING")
+    settings(logs={"level": "WARNING"})
     stores = tuple(args.store or ("dynamodb", "file"))
     result = widget.run(args.visitors, args.questions, args.limit, args.processes, stores, workers=args.workers)
     return _show(result, args, widget.table)

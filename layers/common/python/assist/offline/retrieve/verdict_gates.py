@@ -1,6 +1,6 @@
-"""Issue 40's absent-question misses (ADR 0103): gates on the absent-term evidence, replayed on the rows that
-`assist eval uncertain --evidence FILE` kept, without searching again, and the index-time estimates tried for
-them. None of it ships; this module keeps ADR 0103's figures reproducible:
+"""The verdict's absent-question misses on Vite and Click (ADR 0103): gates on the absent-term evidence,
+replayed on the rows that `assist eval uncertain --evidence FILE` kept, without searching again, and the
+index-time estimates tried for them. None of it ships; this module keeps ADR 0103's figures reproducible:
 
     python -m assist.offline.retrieve.verdict_gates EVIDENCE NAME=CORPUS [NAME=CORPUS ...]
         [--share 0.5] [--index-root DIR]
