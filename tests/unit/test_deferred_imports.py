@@ -9,8 +9,8 @@ from pathlib import Path
 from assist_dev.bench.deferred import deferrals, function_imports, reason
 
 ROOT = Path(__file__).resolve().parents[2] / "layers" / "common" / "python" / "assist"
-#: function-level imports in the runtime package: 199 before ADR 0100, 85 after it, 40 after ADR 0104
-CEILING = 40
+#: function-level imports in the runtime package: 199 before ADR 0100, 85 after it, 39 after ADR 0104
+CEILING = 39
 
 
 def deferred(source: str) -> list[tuple[int, bool]]:

@@ -1,14 +1,15 @@
 """What each deferred import of the runtime package saves (`assist bench deferred`, ADR 0104).
 
-A deferral is an import inside a function, outside `if TYPE_CHECKING` (ADR 0100). For each module a deferral
-names, a fresh process imports the Lambda entry point first (what every function has loaded before any deferral
-runs), then times that module's import: the seconds a function that never reaches the deferral does not pay.
-The median of `runs` processes; the reason each deferral gives is printed beside its figure.
+A deferral is an import inside a function, outside `if TYPE_CHECKING` (ADR 0100). For the modules a deferral
+loads, a fresh process imports the module that holds the deferral first (it is loaded whenever the deferral can
+run), then times their import: the seconds a process that loads that module but never reaches the deferral does
+not pay. The median of `runs` processes; each deferral's reason beside it.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import statistics
 import subprocess
 import sys
@@ -18,11 +19,12 @@ from typing import Any
 import assist
 
 RUNTIME = Path(assist.__file__).resolve().parent
-LOADED_FIRST = "assist.serverless.lambda_entry"
 _TIME = (
     "import importlib, sys, time\n"
-    f"import {LOADED_FIRST}\n"
-    "t = time.perf_counter(); importlib.import_module(sys.argv[1]); print(time.perf_counter() - t)\n"
+    "importlib.import_module(sys.argv[1])\n"
+    "t = time.perf_counter()\n"
+    "for name in sys.argv[2].split(','): importlib.import_module(name)\n"
+    "print(time.perf_counter() - t)\n"
 )
 
 
@@ -69,31 +71,45 @@ def deferrals(root: Path = RUNTIME) -> list[dict[str, Any]]:
         source = path.read_text()
         lines, found = source.splitlines(), function_imports(source)
         taken = {i for n in found for i in range(n.lineno - 1, n.end_lineno or n.lineno)}
+        at = path.relative_to(root)
         for node in found:
             out.append(
                 {
-                    "at": f"{path.relative_to(root)}:{node.lineno}",
-                    "module": _module(node, path, root),
+                    "at": f"{at}:{node.lineno}",
+                    "module": ",".join(_modules(node, path, root)),
+                    "after": ".".join([root.name, *at.with_suffix("").parts]),
                     "reason": reason(lines, node, taken),
                 }
             )
     return out
 
 
-def _module(node: ast.Import | ast.ImportFrom, path: Path, root: Path) -> str:
+def _modules(node: ast.Import | ast.ImportFrom, path: Path, root: Path) -> list[str]:
+    """What the import statement loads: its modules, and the submodules a `from … import` names."""
     if isinstance(node, ast.Import):
-        return node.names[0].name
+        return [a.name for a in node.names]
+    base = node.module or ""
     if node.level:  # relative: from the file's own package
         package = [root.name, *path.relative_to(root).parent.parts]
-        return ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
-    return node.module or ""
+        base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+    subs = [f"{base}.{a.name}" for a in node.names if _is_module(f"{base}.{a.name}")]
+    return subs or [base]
 
 
-def import_seconds(module: str, runs: int) -> float | None:
-    """Median seconds to import `module` in a fresh process that has the entry point loaded; None if it fails."""
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a name in a package that is not a module, or a parent not installed
+        return False
+
+
+def import_seconds(modules: str, after: str, runs: int) -> float | None:
+    """Median seconds to import `modules` (comma-separated) in a fresh process that has `after` loaded; None if
+    it fails (not installed here)."""
     times = []
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", _TIME, module], capture_output=True, text=True, timeout=120)
+        argv = [sys.executable, "-c", _TIME, after, modules]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             return None
         times.append(float(proc.stdout.strip().splitlines()[-1]))
@@ -102,6 +118,6 @@ def import_seconds(module: str, runs: int) -> float | None:
 
 def measure(runs: int = 3) -> dict[str, Any]:
     found = deferrals()
-    seconds = {m: import_seconds(m, runs) for m in sorted({d["module"] for d in found})}
-    rows = [d | {"seconds": None if seconds[d["module"]] is None else round(seconds[d["module"]], 4)} for d in found]
-    return {"deferrals": rows, "count": len(rows), "loaded_first": LOADED_FIRST, "runs": runs}
+    seconds = {(d["module"], d["after"]): import_seconds(d["module"], d["after"], runs) for d in found}
+    rows = [d | {"seconds": None if (t := seconds[d["module"], d["after"]]) is None else round(t, 4)} for d in found]
+    return {"deferrals": rows, "count": len(rows), "runs": runs}

@@ -463,8 +463,8 @@ def deferred_table(result: dict[str, Any]) -> Table:
 
     rows = [(d["at"], d["module"], d["seconds"], (d["reason"] or "(none given)")[:80]) for d in result["deferrals"]]
     note = (
-        f"{result['count']} deferrals; s: median of {result['runs']} fresh processes importing the module after "
-        f"{result['loaded_first']}, which every function has loaded first ('-': not installed here)"
+        f"{result['count']} deferrals; s: median of {result['runs']} fresh processes importing the modules after the "
+        "module that defers them ('-': not installed here)"
     )
     return Table(["deferral", "module", "s", "the reason it gives"], rows, [note])
 

@@ -38,7 +38,7 @@ def build_client(
 @cache
 def _libraries() -> tuple[ModuleType, ModuleType]:
     """httpx and ollama, imported by the first client or error check of the process, not at import."""
-    # deferred, ADR 0104: 0.20 s together (httpx 0.06, ollama 0.14), paid by the functions that call a model only
+    # deferred, ADR 0104: 0.25 s together (httpx 0.06, ollama 0.19), paid by the functions that call a model only
     import httpx
     import ollama
 

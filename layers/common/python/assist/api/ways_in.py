@@ -45,7 +45,7 @@ def ways_in(
 
 
 def _mcp_handler(engine: Engine, run_ask: Callable[[AskRequest, str], Any], local: bool) -> Any:
-    # deferred, ADR 0071: mcp 1.1 s
+    # deferred, ADR 0104: the MCP SDK, 0.50 s, on the first request to /mcp
     from assist.api.mcp_server import build_server, session_manager
 
     return session_manager(build_server(engine, run_ask), local)

@@ -65,7 +65,7 @@ def lazy_retriever(
     index = db or lazy_index(settings)
 
     def open_retriever(live: Settings) -> Any:
-        # deferred, ADR 0104: the search modules load lancedb (1.5 s), which the classify and export functions
+        # deferred, ADR 0104: the search modules load lancedb (1.3 s), which the classify and export functions
         # never use
         from assist.retrieve.search import Retriever, SearchOptions
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 def client(service: str, settings: Settings, read_timeout: float = 10, attempts: int = 3) -> Any:
     """`read_timeout`: longer for benchmarks (moto answers a query on a 100,000-item index slowly) and for a call
     that waits on a whole execution; `attempts` 1 for a call that must never be repeated (it starts work)."""
-    # deferred, ADR 0071: boto3 0.1 s (aws extra only), botocore (aws extra only)
+    # deferred, ADR 0104: boto3 0.11 s and botocore's config 0.08 s, by the first client a process builds
     import boto3
     from botocore.config import Config
 

@@ -14,7 +14,7 @@ from assist.settings import Settings
 def settings(**overrides: dict[str, Any]) -> Settings:
     """Settings from the environment, with a command's options on top: `settings(index={"uri": args.index})`;
     an option left unset (None) keeps the environment's value."""
-    # deferred, ADR 0100: structlog and rich, 0.10 s; `assist --help` and the tooling's command modules import this
+    # deferred, ADR 0104: structlog, 0.04 s; `assist --help` and the tooling's command modules import this
     from assist.logs import configure
 
     s = Settings.from_env()

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     specs = specs_of(args, s.sources.file)
     if args.publish:
-        # deferred, ADR 0100: the gate's evaluation loads lancedb (3.1 s), which `assist index --help` need not pay
+        # deferred, ADR 0104: the gate's evaluation loads lancedb (1.2 s), which `assist index --help` need not pay
         from assist.offline.retrieve.evaluate import gate_score
 
         embedder, s3 = build_embedder(s), index_s3(s)

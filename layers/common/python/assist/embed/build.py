@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embed.embedder == "minilm":
-        # deferred, ADR 0104: onnxruntime and numpy, 0.07 s, which the answer function never loads
+        # deferred, ADR 0104: onnxruntime and numpy, 0.08 s, which the answer function never loads
         from assist.embed.onnx import OnnxEmbedder
 
         return OnnxEmbedder.load(settings.embed.model_dir)
     if settings.embed.embedder.startswith("ollama:"):
-        # deferred, ADR 0104: the ollama client, 0.25 s, for an EMBEDDER=ollama:… deployment only
+        # deferred, ADR 0104: the ollama client, 0.32 s, for an EMBEDDER=ollama:… deployment only
         from assist.embed.ollama import OllamaEmbedder
 
         return OllamaEmbedder(

@@ -12,7 +12,7 @@ from typing import Any
 @cache
 def lancedb() -> ModuleType:
     """lancedb, with its filter expressions (`lancedb.expr`) loaded."""
-    # deferred, ADR 0104: 1.5 s on the retrieve function's first call (lancedb and its namespace client's models)
+    # deferred, ADR 0104: 1.4 s on the retrieve function's first call (lancedb and its namespace client's models)
     import lancedb.expr
 
     return lancedb
@@ -21,7 +21,7 @@ def lancedb() -> ModuleType:
 @cache
 def arrow() -> ModuleType:
     """pyarrow, for the schemas of the tables the index writes."""
-    # deferred, ADR 0104: pyarrow 0.06 s, paid only by a process that writes a table
+    # deferred, ADR 0104: pyarrow 0.08 s, paid only by a process that writes a table
     import pyarrow
 
     return pyarrow

@@ -255,7 +255,7 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
 def _embed_rows(
     chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
 ) -> list[dict[str, Any]]:
-    # deferred, ADR 0071: tqdm 0.03 s (index extra only)
+    # deferred, ADR 0104: tqdm, 0.015 s, for an index build only
     from tqdm import tqdm
 
     step = 32

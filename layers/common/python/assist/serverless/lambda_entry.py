@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mangum import Mangum
+
 from assist.aws.clients import client
 from assist.contracts import InvalidRequest
 from assist.deadline import TASK_RESERVE_S
@@ -136,14 +138,11 @@ class LambdaFunction:
             self.engine.get().warm()
 
     def _build_engine(self) -> Engine:
-        # deferred, ADR 0104: the engine and its parts' modules, 0.05 s, which the export and sync functions never
+        # deferred, ADR 0104: the engine and its parts' modules, 0.04 s, which the export and sync functions never
         # use; DynamoDB's client (boto3) comes with the first store call
         from assist.ask.build import build_engine
 
         return build_engine(self.settings)
 
     def _build_mangum(self) -> Any:
-        # deferred, ADR 0104: mangum is in the http extra, which the sync function's image does not install
-        from mangum import Mangum
-
         return Mangum(self.app, lifespan="off")

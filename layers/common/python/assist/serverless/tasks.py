@@ -134,7 +134,7 @@ def answer(engine: Engine, payload: dict[str, Any], end: float | None = None) ->
 
 def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """The scheduled label export (EventBridge sends its event; `{"force": true}` exports below the threshold)."""
-    # deferred, ADR 0104: 8 ms that the ask path's functions, which never export, would pay
+    # deferred, ADR 0104: 0.011 s that the ask path's functions, which never export, would pay
     from assist.export.labels import run_export
 
     log.info("export.triggered", trigger=payload.get("source", "direct"))
@@ -143,7 +143,7 @@ def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
 
 def sync(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     """The scheduled sources sync (`payload.sources_file` overrides SOURCES_FILE; a schedule's event has none)."""
-    # deferred, ADR 0104: the sources' fetchers and parsers, 0.10 s, used by the sync function only
+    # deferred, ADR 0104: the sources' fetchers and parsers, 0.16 s, used by the sync function only
     from assist.sources.task import run
 
     log.info("sync.triggered", trigger=payload.get("source", "direct"))

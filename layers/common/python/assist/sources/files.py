@@ -178,7 +178,7 @@ def rst_to_markdown(text: str) -> str:
 
 def read_pdf(doc_id: str, data: bytes, source: str, url: str) -> Document:
     """One section per page, linked as `#page=N` (the PDF open parameter every viewer follows)."""
-    # deferred, ADR 0104: pypdf 0.06 s, for the PDF sources only
+    # deferred, ADR 0104: pypdf 0.05 s, for the PDF sources only
     import pypdf
 
     try:

@@ -109,7 +109,7 @@ def sync_sources(
             raise SourceError("the sources hold no documents to index")
         stats = write(db, docs, settings, embedder, progress, entries)
         validators.write(db, settings.index.table, seen_validators, previous)
-        # deferred, ADR 0071: the search stack (numpy, the retriever) only once the chunks are written
+        # deferred, ADR 0104: the search stack (lancedb, numpy), 1.3 s, only once the chunks are written
         from assist.retrieve.calibrate import calibrate_index
 
         calibration = calibrate_index(db, settings, embedder, stats.changed)

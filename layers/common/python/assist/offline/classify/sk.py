@@ -11,7 +11,7 @@ from types import SimpleNamespace
 @cache
 def sk() -> SimpleNamespace:
     """The modules, by their names: `sk().linear_model.LogisticRegression`, `sk().sparse.csr_matrix`…"""
-    # deferred, ADR 0104: 1.4 s, which only a command that fits pays
+    # deferred, ADR 0104: 1.2 s (SciPy 0.36, scikit-learn 0.85), which only a command that fits pays
     from scipy import optimize, sparse
     from sklearn import cluster, linear_model, model_selection
 
