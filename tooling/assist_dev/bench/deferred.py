@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import pkgutil
 import statistics
 import subprocess
 import sys
@@ -92,15 +93,19 @@ def _modules(node: ast.Import | ast.ImportFrom, path: Path, root: Path) -> list[
     if node.level:  # relative: from the file's own package
         package = [root.name, *path.relative_to(root).parent.parts]
         base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
-    subs = [f"{base}.{a.name}" for a in node.names if _is_module(f"{base}.{a.name}")]
+    subs = [f"{base}.{a.name}" for a in node.names if _is_submodule(base, a.name)]
     return subs or [base]
 
 
-def _is_module(name: str) -> bool:
+def _is_submodule(package: str, name: str) -> bool:
+    """Whether `name` is a module of `package`, read from the package's folders: the package itself is not
+    imported (only its parents, for a dotted name), so listing the deferrals loads none of the heavy libraries."""
     try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):  # a name in a package that is not a module, or a parent not installed
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # a parent not installed here
         return False
+    locations = spec.submodule_search_locations if spec else None
+    return bool(locations) and any(m.name == name for m in pkgutil.iter_modules(locations))
 
 
 def import_seconds(modules: str, after: str, runs: int) -> float | None:
