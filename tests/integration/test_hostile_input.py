@@ -214,7 +214,10 @@ def test_every_route_survives_the_corpus_and_the_stack_stays_healthy(served):
                 sent += 4
             assert http.get(t.base + "/healthz").status_code == 200, f"unhealthy after {t}"
         for base in bases.values():  # a header far past what the HTTP server parses: refused there, and no harm done
-            check(http.get(base + "/healthz", headers={"x-junk": "a" * 8_000_000}), "8 MB header")
+            # the server refuses it after its first 16 kB and may close while the client is still sending the rest
+            # (HTTP/1.1 has no other way to stop it): the client then reads no reply, which is a refusal too
+            with contextlib.suppress(httpx.RemoteProtocolError, httpx.WriteError):
+                check(http.get(base + "/healthz", headers={"x-junk": "a" * 8_000_000}), "8 MB header")
             assert http.get(base + "/healthz").status_code == 200
         # still answering, through the state machine
         ok = http.post(bases["api"] + "/v1/ask", json={"session_id": "hostile-after", "message": "What is routing?"})
