@@ -92,27 +92,10 @@ def dir_size_mb(path: Path) -> float:
     return round(sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6, 1) if path.exists() else 0.0
 
 
-def top_level(dist: Any) -> set[str]:
-    """The top-level module names a distribution installs (its `top_level.txt`, else its files)."""
-    if text := dist.read_text("top_level.txt"):
-        return {name for name in text.split() if name}
-    names = set()
-    for f in dist.files or []:
-        head = f.parts[0]
-        if head.endswith((".dist-info", ".egg-info", ".data", ".pth")) or head in ("..", "__pycache__", "bin"):
-            continue
-        if len(f.parts) > 1 or head.endswith((".py", ".so", ".pyd")):
-            names.add(head.split(".")[0])
-    return names
-
-
 def not_in_image(extras: list[str]) -> list[str]:
     """Top-level modules installed here that an image of `extras` would not have: what a process standing in for
     that image must not import (the cold-start child refuses them, as the image's interpreter would)."""
     found, _ = closure(project_requirements(extras))
-    allowed = set().union(*(top_level(d) for d in found.values()), {"assist", "functions"})
-    others = set()
-    for dist in md.distributions():
-        if _canonical(dist.metadata["Name"] or "") not in found:
-            others |= top_level(dist)
-    return sorted(others - allowed - BASE_IMAGE)
+    theirs = md.packages_distributions()  # top-level module → the installed distributions that provide it
+    absent = {m for m, dists in theirs.items() if not any(_canonical(d) in found for d in dists)}
+    return sorted(absent - BASE_IMAGE - {"assist", "functions"})  # the project's own code is in every image
