@@ -65,7 +65,7 @@ def embedder(base_settings: Settings):
 def docs_index(base_settings: Settings, embedder) -> Settings:
     """Settings whose index holds docs/. Kept between runs under .assist/: ingest is incremental,
     so only documents changed since the last run are embedded again."""
-    from assist.sources.sync import ingest
+    from assist.build.run import ingest
 
     s = base_settings.with_(index={"uri": str(ROOT / ".assist/test-cache/docs-index")})
     ingest(DOCS, s, embedder, progress=False)
@@ -87,7 +87,7 @@ def session_id(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def adr_index(base_settings: Settings, embedder, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings whose index holds the made-up architecture corpus (tests/support/adr_corpus.py)."""
-    from assist.sources.sync import ingest
+    from assist.build.run import ingest
     from tests.support import adr_corpus
 
     root = adr_corpus.write(tmp_path_factory.mktemp("adr-corpus"))

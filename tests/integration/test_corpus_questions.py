@@ -11,13 +11,13 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.index import manifest
 from assist.index.store import connect
 from assist.serverless import tasks
 from assist.serverless.payload import STEP_FUNCTIONS_LIMIT
 from assist.serverless.routes import retrieve_app
 from assist.settings import Settings
-from assist.sources.sync import ingest
 from tests.integration.conftest import answered
 from tests.support import adr_corpus
 from tests.support.http import serve

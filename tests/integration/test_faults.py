@@ -10,8 +10,8 @@ import pytest
 from assist.api.app import create_app
 from assist.ask.build import build_engine
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.settings import Settings
-from assist.sources.sync import ingest
 from tests.integration.test_ask_path import written
 from tests.support.fault_proxy import FaultProxy, dynamodb_op, s3_path, throttled
 from tests.support.http import serve

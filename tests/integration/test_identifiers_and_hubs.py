@@ -66,7 +66,7 @@ DECISIONS = {
 def overview_index(base_settings, embedder, tmp_path_factory):
     """Eight short decisions and an overview that links each and repeats its summary: the overview holds
     every question's words."""
-    from assist.sources.sync import ingest
+    from assist.build.run import ingest
 
     root = tmp_path_factory.mktemp("hub-corpus")
     (root / "decisions").mkdir()

@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.index.store import IndexUnavailable, open_table
 from assist.retrieve.search import Retriever
-from assist.sources.sync import ingest
 from tests.conftest import DOCS
 
 CONFIDENCES = {"very_high", "high", "medium", "low", "speculative", "none"}
@@ -78,7 +78,7 @@ def test_index_on_s3_via_the_moto_server(base_settings, embedder, tmp_path):
 
 
 def test_the_first_use_builds_a_missing_index_and_leaves_an_existing_one(base_settings, embedder, tmp_path):
-    from assist.sources.sync import ensure_index
+    from assist.build.run import ensure_index
 
     docs = tmp_path / "docs"
     docs.mkdir()

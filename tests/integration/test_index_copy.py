@@ -15,11 +15,11 @@ import pytest
 
 from assist.ask.build import lazy_index, lazy_retriever
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.doctor import reader
 from assist.index import local_copy, pointer
 from assist.index.publish import publish, rollback
 from assist.retrieve.handle import handle_for
-from assist.sources.sync import ingest
 from tests.integration.test_published_index import folder
 
 pytestmark = pytest.mark.integration

@@ -91,8 +91,8 @@ def test_assist_ask_json_logs_the_same_records_as_emf_json_lines(docs_index, oll
 
 
 def test_export_and_index_builds_write_their_counts(docs_index, embedder, tmp_path):
+    from assist.build.run import ingest
     from assist.export.labels import run_export
-    from assist.sources.sync import ingest
 
     docs = tmp_path / "docs"
     docs.mkdir()

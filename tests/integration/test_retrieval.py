@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.embed.base import EmbedderError
 from assist.index.chunking import DocChunk
 from assist.index.lock import LOCK_NAME, IndexBusy, writer_lease
@@ -17,7 +18,6 @@ from assist.retrieve import strategies as st
 from assist.retrieve.analysis import analyze
 from assist.retrieve.fusion import WeightedRRFReranker
 from assist.retrieve.search import Retriever, SearchOptions
-from assist.sources.sync import ingest
 
 pytestmark = pytest.mark.integration
 

@@ -33,7 +33,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def shared_index(base_settings, embedder, tmp_path_factory):
-    from assist.sources.sync import ingest
+    from assist.build.run import ingest
 
     root = tmp_path_factory.mktemp("shared-corpus")
     for path, text in DOCS.items():
@@ -95,9 +95,9 @@ def test_a_key_more_than_three_documents_share_names_none_of_them_anywhere(share
 def test_the_manifest_follows_the_index_a_reader_opens(shared_index, base_settings, embedder, tmp_path):
     """Cached per index location and manifest version: another index, or a new build of the same one, is
     read anew (the seam a warm reader refreshing the live index goes through)."""
+    from assist.build.run import ingest
     from assist.index.store import connect
     from assist.retrieve.manifest import load
-    from assist.sources.sync import ingest
 
     db = connect(shared_index.index.uri)
     first = load(db, shared_index.index.uri, shared_index.index.table)

@@ -12,12 +12,12 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
+from assist.build.run import sync_sources
 from assist.contracts import AskRequest, QueryType
 from assist.embed.base import Embedder
 from assist.index.store import connect
 from assist.settings import Settings
 from assist.sources.spec import SourceError, SourceSpec, load_file
-from assist.sources.sync import sync_sources
 from tests.support.pdf import one_page_pdf
 
 pytestmark = pytest.mark.integration

@@ -8,12 +8,12 @@ import socket
 
 import pytest
 
+from assist.build.run import sync_sources
 from assist.embed.base import Embedder
 from assist.index.store import connect, doc_hashes
 from assist.retrieve.search import Retriever
 from assist.settings import Settings
 from assist.sources.spec import SourceError, SourceSpec
-from assist.sources.sync import sync_sources
 from tests.support.docs_site import DocsSite, chrome_page, sitemap
 
 pytestmark = pytest.mark.integration

@@ -20,6 +20,7 @@ import msgspec
 
 from assist.answer.corpus import section
 from assist.ask.build import lazy_corpus, lazy_retriever
+from assist.build.run import ingest
 from assist.embed import build_embedder
 from assist.index.chunking import iter_documents, parse_document
 from assist.index.manifest import entry_for, line
@@ -27,7 +28,6 @@ from assist.offline.retrieve.beir import read_queries
 from assist.retrieve.corpus import Corpus, recognize
 from assist.retrieve.documents import whole_document
 from assist.settings import Settings
-from assist.sources.sync import ingest
 from assist.stats import percentile
 from assist_dev.bench.harness import REPO
 

@@ -21,15 +21,15 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.build.run import sync_docs, sync_sources
 from assist.contracts import SourceKind
 from assist.index.chunking import anchor, iter_documents
-from assist.index.store import connect, sync
+from assist.index.store import connect
 from assist.offline.retrieve import beir
 from assist.offline.retrieve.evaluate import mrr, ndcg, recall
 from assist.retrieve.search import Retriever, SearchOptions
 from assist.sources.site import read_site
 from assist.sources.spec import SourceSpec
-from assist.sources.sync import sync_sources
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -115,7 +115,7 @@ def compare(
             s = settings.with_(index={"uri": str(work / f"index-{name}")})
             if name == "site_with_chrome":
                 read = read_site(SourceSpec(f"{base}/sitemap.xml", kind=SourceKind.SITE), s, {}, {}, keep_chrome=True)
-                sync({p.doc_id: (p.hash, p.chunks) for p in read.pages if p.chunks}, s, embedder, progress=False)
+                sync_docs({p.doc_id: (p.hash, p.chunks) for p in read.pages if p.chunks}, s, embedder, progress=False)
             else:
                 location = str(docs) if name == "files" else f"{base}/sitemap.xml"
                 sync_sources([SourceSpec(location)], s, embedder, progress=False)

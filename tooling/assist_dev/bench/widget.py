@@ -290,9 +290,9 @@ def _tables(settings: Any) -> None:
 
 
 def _small_index(tmp: Path) -> str:
+    from assist.build.run import ingest
     from assist.embed import build_embedder
     from assist.settings import Settings
-    from assist.sources.sync import ingest
 
     docs = tmp / "docs"
     docs.mkdir()

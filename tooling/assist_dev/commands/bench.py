@@ -159,8 +159,8 @@ def _show(result: dict[str, Any], args: argparse.Namespace, table: Any) -> int:
 
 def run_cost(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist.build.run import ingest
     from assist.embed import build_embedder
-    from assist.sources.sync import ingest
     from assist_dev.bench import cost
 
     s = settings(logs={"level": "WARNING"})

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from assist.aws import s3_uri
 from assist.aws.clients import client
+from assist.build.run import sync_sources
 from assist.embed import build_embedder
 from assist.logs import get_logger
 from assist.sources.spec import SourceSpec
-from assist.sources.sync import sync_sources
 from assist_dev.local.emulator import patch_dynamodb
 from assist_dev.local.ports import free_port
 from assist_dev.local.resources import ensure_resources

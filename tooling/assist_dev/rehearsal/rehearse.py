@@ -45,13 +45,13 @@ import anyio
 
 from assist.aws import s3_uri
 from assist.aws.clients import client
+from assist.build.run import ingest
 from assist.contracts import Degraded, Layer
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.export.labels import session_hash
 from assist.logs import get_logger
 from assist.settings import DEFAULT_CLASSIFIER_MODEL, Settings
-from assist.sources.sync import ingest
 from assist.tables.base import StoreUnavailable
 from assist_dev.doubles.jwks import LoopbackIssuer
 from assist_dev.local.definition import ROOT

@@ -193,6 +193,9 @@ class Export(Section, frozen=True, kw_only=True, rename=_prefixed("EXPORT_")):
 class Embed(Section, frozen=True, kw_only=True, rename=_prefixed("EMBED_")):
     embedder: str = msgspec.field(default="minilm", name="EMBEDDER")  # "minilm" (local ONNX) or "ollama:<model>"
     model_dir: str = ".assist/models/all-MiniLM-L6-v2"
+    # ONNX Runtime's threads per process; 0: its own choice (the cores it sees). A build's N local workers take
+    # the CPUs this process may use, divided among them (ADR 0120)
+    threads: int = 0
 
 
 class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
@@ -211,6 +214,8 @@ class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
     gate_qrels: str = ""  # qrels TSV (query-id, corpus-id = the index's document ids, score)
     gate_margin: float = 0.02  # a version whose nDCG@10 is below the live one's by more is refused
     vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
+    # a build's shards hold at most this many chunks (ADR 0120): one worker's share, about 50 s of one core
+    shard_chunks: int = 512
     fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
     @property

@@ -9,11 +9,11 @@ from pathlib import Path
 import msgspec
 
 from assist.ask.build import build_engine
+from assist.build.run import ensure_index
 from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.contracts import AskRequest
 from assist.embed import build_embedder
-from assist.sources.sync import ensure_index
 
 #: the checkout's docs, indexed on first use (what template.yaml's directory holds)
 CHECKOUT_DOCS = Path(__file__).resolve().parents[5] / "docs"

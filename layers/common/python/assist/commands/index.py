@@ -3,13 +3,13 @@ from __future__ import annotations
 import argparse
 
 from assist.aws.clients import index_s3
+from assist.build.run import sync_sources
 from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.index.publish import publish, rollback
 from assist.sources.spec import SourceError, SourceSpec, load_file
-from assist.sources.sync import sync_sources
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -20,7 +20,7 @@ def build_embedder(settings: Settings) -> Embedder:
         # deferred, ADR 0104: onnxruntime and numpy, 0.08 s, which the answer function never loads
         from assist.embed.onnx import OnnxEmbedder
 
-        return OnnxEmbedder.load(settings.embed.model_dir)
+        return OnnxEmbedder.load(settings.embed.model_dir, threads=settings.embed.threads or None)
     if settings.embed.embedder.startswith("ollama:"):
         # deferred, ADR 0104: the ollama client, 0.32 s, for an EMBEDDER=ollama:… deployment only
         from assist.embed.ollama import OllamaEmbedder

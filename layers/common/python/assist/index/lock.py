@@ -4,7 +4,9 @@ LanceDB commits to S3 safely from one writer; two concurrent writers can lose a 
 writer goes through LanceDB's DynamoDB commit store. We keep to one writer (ADR 0021): `assist index`
 and the local stack take this lease first. On S3 the lease is an object written with
 `If-None-Match: *` (S3's conditional create, atomic); in a local directory, a file opened with
-O_EXCL. A lease older than its TTL belongs to a writer that died and is taken over.
+O_EXCL. A lease lasts no longer than its holder can live: its TTL, or the holder's own deadline (a Lambda's end)
+when that comes first; past it the lease is taken over. A holder on this same machine (the same kernel boot)
+whose process is gone is recognised as dead at once: a killed `assist index` blocks nobody.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from assist.logs import get_logger
 
 log = get_logger(__name__)
 LOCK_NAME = "_assist_writer.lock"
-TTL_S = 30 * 60  # longer than any ingest of ours; a stale lease is taken over after it
+TTL_S = 30 * 60  # longer than any commit of ours; a stale lease is taken over after it
+#: the kernel's boot id: two leases with the same one were taken on the same machine, where a pid can be checked
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
 class IndexBusy(AssistError, RuntimeError):
@@ -34,30 +38,63 @@ class IndexBusy(AssistError, RuntimeError):
 
 
 @contextmanager
-def writer_lease(uri: str, s3: Any = None, ttl_s: float = TTL_S) -> Iterator[dict[str, Any]]:
-    """Hold the index's writer lease for the duration of the block; IndexBusy if someone else holds it."""
+def writer_lease(
+    uri: str, s3: Any = None, ttl_s: float = TTL_S, until: float | None = None
+) -> Iterator[dict[str, Any]]:
+    """Hold the index's writer lease for the duration of the block; IndexBusy if someone else holds it.
+    `until`: when the holder itself ends (epoch seconds; a Lambda's deadline), if sooner than the TTL."""
+    expires = time.time() + ttl_s
     lease = {
         "holder": f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
-        "expires_at": time.time() + ttl_s,
+        "boot": _boot_id(),
+        "pid": os.getpid(),
+        "expires_at": min(expires, until) if until is not None else expires,
     }
     store = _S3Lease(uri, s3) if uri.startswith("s3://") else _FileLease(uri)
     for attempt in (1, 2):
         if store.create(json.dumps(lease)):
             break
         held = store.read()
-        if attempt == 1 and held is not None and held.get("expires_at", 0) < time.time():
-            log.warning("index.lease_taken_over", uri=uri, stale_holder=held.get("holder"))
+        if attempt == 1 and held is not None and (why := _dead(held)):
+            log.warning("index.lease_taken_over", uri=uri, stale_holder=held.get("holder"), why=why)
             store.delete()
             continue
         holder = held.get("holder", "?") if held else "?"
         raise IndexBusy(
             f"another writer ({holder}) is updating the index at {uri}; retry when it is done "
-            f"(a lease older than {int(ttl_s)} s is taken over automatically)"
+            f"(a lease is taken over once its holder has ended, or after {int(ttl_s)} s)"
         )
     try:
         yield lease
     finally:
         store.delete()
+
+
+def _dead(held: dict[str, Any]) -> str | None:
+    """Why the lease's holder can no longer be writing, or None while it may be."""
+    if held.get("expires_at", 0) < time.time():
+        return "expired"
+    pid = held.get("pid")
+    if held.get("boot") and held.get("boot") == _boot_id() and isinstance(pid, int) and not _alive(pid):
+        return "holder process gone"
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by another user
+        pass
+    return True
+
+
+def _boot_id() -> str:
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:  # not Linux: no pid check, the TTL alone
+        return ""
 
 
 class _S3Lease:

@@ -7,21 +7,18 @@ another embedder is refused instead of returning meaningless neighbours.
 
 from __future__ import annotations
 
-import sys
 import time
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+import numpy as np
 
-from assist import metrics
 from assist.embed.base import check_same
 from assist.errors import AssistError
-from assist.index import lance, manifest
+from assist.index import lance
 from assist.index.chunking import DocChunk
-from assist.index.links import with_hubs
-from assist.index.lock import writer_lease
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -35,7 +32,7 @@ FTS_COLUMN = "content"
 #: tokenizer options INDEX_FTS_OPTIONS may switch on (ADR 0020 measures each); positions are always kept,
 #: phrase queries need them
 FTS_TOKENIZER_OPTIONS = ("stem", "remove_stop_words", "ascii_folding")
-DELETE_BATCH = 500
+DELETE_BATCH = 500  # doc ids per filter: a 5,000-term IN is slow to plan
 
 
 class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,19 +67,6 @@ CHUNK_COLUMNS = tuple(f.name for f in fields(DocChunk))
 
 class IndexUnavailable(AssistError, RuntimeError):
     """The index is missing, empty, or unusable; the message says which and what to do."""
-
-
-@dataclass
-class IngestStats:
-    docs: int
-    chunks: int
-    added_docs: int
-    removed_docs: int
-    unchanged_docs: int
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added_docs or self.removed_docs)
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
@@ -122,52 +106,35 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
     check_same(built_id, built_dim, embedder, f"the index at {where}")
 
 
-def sync(
-    docs: dict[str, tuple[str, list[DocChunk]]],
-    settings: Settings,
-    embedder: Embedder,
-    progress: bool = True,
-    s3: Any = None,
-    entries: dict[str, manifest.Entry] | None = None,
-) -> IngestStats:
-    """Make the table hold exactly these documents ({doc_id: (content hash, chunks)}): documents whose
-    hash changed are replaced, missing ones deleted, unchanged ones left alone (not re-embedded).
-    The corpus manifest follows in the same run (`entries`, or ones made from the chunks: id, title).
-    Runs under the index's writer lease (`lock.py`): one writer at a time."""
-    with writer_lease(settings.index.uri, s3):
-        return write(
-            connect(settings.index.uri, settings.storage_options()), docs, settings, embedder, progress, entries
-        )
+def rows_table(chunks: list[tuple[str, DocChunk]], vectors: np.ndarray, embedder: Embedder) -> Any:
+    """The rows of these chunks ((document hash, chunk), with one vector each, in order) as an Arrow table of the
+    index's schema."""
+    pa = lance.arrow()
+    columns: dict[str, Any] = {c: [getattr(chunk, c) for _, chunk in chunks] for c in CHUNK_COLUMNS}
+    columns["doc_hash"] = [h for h, _ in chunks]
+    columns[FTS_COLUMN] = [chunk.content for _, chunk in chunks]
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, embedder.dim)
+    target = schema(embedder)
+    return pa.table([columns[f.name] for f in target], schema=target)
 
 
-def write(
-    db: Any,
-    docs: dict[str, tuple[str, list[DocChunk] | None]],
-    settings: Settings,
-    embedder: Embedder,
-    progress: bool = True,
-    entries: dict[str, manifest.Entry] | None = None,
-) -> IngestStats:
-    """`sync` for a caller that holds the writer lease. A document given with chunks None is one its
-    source did not fetch again (unchanged since the last sync): it stays as the index has it."""
-    kept = [d for d, (_, chunks) in docs.items() if chunks is None]
-    stats = _sync(db, docs, settings, embedder, progress)
-    full = {d: (h, chunks) for d, (h, chunks) in docs.items() if chunks is not None}
-    if kept:
-        full |= _read_docs(db.open_table(settings.index.table), kept)
-    entries = dict(entries or {})
-    old = {e.id: e for e in manifest.read(db, settings.index.table) or []} if kept else {}
-    for d, (_, chunks) in full.items():
-        if d not in entries:
-            entries[d] = old.get(d) or manifest.entry_from_chunks(d, chunks)
-    entries = with_hubs(entries, {d: chunks for d, (_, chunks) in full.items()})
-    written = manifest.write(db, settings.index.table, entries, {d: h for d, (h, _) in full.items()})
-    log.info("index.manifest", entries=len(entries), written=written)
-    metrics.indexed(stats.docs)
-    return stats
+def replace(db: Any, settings: Settings, embedder: Embedder, docs: list[str], rows: Any) -> Any:
+    """Make the table hold `rows` (an Arrow table or record-batch reader of the index's schema) in place of every
+    row of the documents `docs` names, in one commit: a reader sees the table before or after, never between
+    (LanceDB's merge-insert; a new table is created whole). Returns the table."""
+    if settings.index.table not in db.table_names():
+        return db.create_table(settings.index.table, data=rows, schema=schema(embedder))
+    table = db.open_table(settings.index.table)
+    verify_embedder(table, embedder, settings.index.uri)
+    merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+    if docs:
+        merge = merge.when_not_matched_by_source_delete(lance.doc_ids_in(docs))
+    merge.execute(rows)
+    return table
 
 
-def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
+def read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocChunk]]]:
     """Documents as the table holds them ({doc_id: (hash, chunks in order)})."""
     out: dict[str, tuple[str, list[DocChunk]]] = {}
     cols = [*CHUNK_COLUMNS, "doc_hash"]
@@ -179,66 +146,14 @@ def _read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocC
     return out
 
 
-def _sync(
-    db: Any, docs: dict[str, tuple[str, list[DocChunk]]], settings: Settings, embedder: Embedder, progress: bool
-) -> IngestStats:
-    table = None
-    if settings.index.table in db.table_names():
-        table = db.open_table(settings.index.table)
-        verify_embedder(table, embedder, settings.index.uri)
-        if "url" not in table.schema.names:  # built before documents kept their links: rebuilt whole, once
-            log.info("index.rebuilt_for_urls", uri=settings.index.uri)
-            db.drop_table(settings.index.table)
-            table = None
-    existing = doc_hashes(table) if table is not None else {}
-    stale = [d for d, (h, chunks) in docs.items() if chunks is None and existing.get(d) != h]
-    if stale:  # a source skipped what the index does not hold as it believed: refetch, never guess
-        raise IndexUnavailable(f"{len(stale)} documents are not in the index as their source expected: {stale[:3]}")
-    changed = [d for d, (h, _) in docs.items() if existing.get(d) != h]
-    removed = [d for d in existing if d not in docs]
-    stats = IngestStats(
-        docs=len(docs),
-        chunks=sum(len(c) for _, c in docs.values() if c is not None),
-        added_docs=len(changed),
-        removed_docs=len(removed),
-        unchanged_docs=len(docs) - len(changed),
-    )
-    if not stats.changed:
-        log.info("index.current", uri=settings.index.uri, docs=stats.docs)
-        return stats
-
-    new_chunks = [(docs[d][0], c) for d in changed for c in docs[d][1] or []]
-    rows = _embed_rows(new_chunks, embedder, progress, _vectors(table, changed))
-    if table is None:
-        table = db.create_table(settings.index.table, data=rows, schema=schema(embedder))
-    else:
-        stale = changed + removed
-        for i in range(0, len(stale), DELETE_BATCH):  # one predicate per batch: a 5,000-term OR is slow to plan
-            table.delete(lance.doc_ids_in(stale[i : i + DELETE_BATCH]))
-        if rows:
-            table.add(rows)
-    refresh_indexes(table, settings)
-    log.info(
-        "index.updated",
-        uri=settings.index.uri,
-        docs=stats.docs,
-        chunks=stats.chunks,
-        changed=stats.added_docs,
-        removed=stats.removed_docs,
-    )
-    return stats
-
-
 def doc_hashes(table: Any) -> dict[str, str]:
     cols = table.search().select(["doc_id", "doc_hash"]).limit(None).to_arrow().to_pylist()
     return {r["doc_id"]: r["doc_hash"] for r in cols}
 
 
-def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
-    """{content: vector} of the changed documents' current chunks: a section whose text did not change
-    (another section of its page did, or only its link) keeps its vector instead of being embedded again."""
-    if table is None or not doc_ids:
-        return {}
+def vectors_of(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
+    """{content: vector} of these documents' current chunks: a section whose text did not change (another
+    section of its page did, or only its link) keeps its vector instead of being embedded again."""
     out: dict[str, list[float]] = {}
     for i in range(0, len(doc_ids), DELETE_BATCH):
         for r in (
@@ -250,23 +165,6 @@ def _vectors(table: Any, doc_ids: list[str]) -> dict[str, list[float]]:
         ):
             out[r[FTS_COLUMN]] = r["vector"]
     return out
-
-
-def _embed_rows(
-    chunks: list[tuple[str, DocChunk]], embedder: Embedder, progress: bool, known: dict[str, list[float]]
-) -> list[dict[str, Any]]:
-    # deferred, ADR 0104: tqdm, 0.015 s, for an index build only
-    from tqdm import tqdm
-
-    step = 32
-    todo = list(dict.fromkeys(c.content for _, c in chunks if c.content not in known))
-    with tqdm(total=len(todo), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr) as bar:
-        for i in range(0, len(todo), step):
-            batch = todo[i : i + step]
-            known |= dict(zip(batch, (v.tolist() for v in embedder.embed(batch)), strict=True))
-            bar.update(len(batch))
-    log.info("index.embedded", chunks=len(chunks), embedded=len(todo))
-    return [ChunkRow.of(c, h, known[c.content]).row() for h, c in chunks]
 
 
 def fts_options(settings: Settings) -> dict[str, bool]:

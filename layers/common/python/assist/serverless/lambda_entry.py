@@ -48,7 +48,7 @@ TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[s
     "retrieve": _engine_task(tasks.retrieve),
     "answer": _engine_task(tasks.answer),
     "export": lambda fn, payload, end: tasks.export(fn.settings, payload),
-    "sync": lambda fn, payload, end: tasks.sync(fn.settings, payload),
+    "sync": lambda fn, payload, end: tasks.sync(fn.settings, payload, end),
 }
 
 

@@ -141,10 +141,11 @@ def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
     return asdict(run_export(settings, force=payload.get("force") is True))
 
 
-def sync(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
-    """The scheduled sources sync (`payload.sources_file` overrides SOURCES_FILE; a schedule's event has none)."""
-    # deferred, ADR 0104: the sources' fetchers and parsers, 0.16 s, used by the sync function only
-    from assist.sources.task import run
+def sync(settings: Settings, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
+    """The index build: the whole sync (a schedule's event, `payload.sources_file` overriding SOURCES_FILE), or
+    one step of the index state machine (`payload.step`: plan, embed, commit; ADR 0120)."""
+    # deferred, ADR 0104: the sources' fetchers and parsers and the build, 0.16 s, used by the sync function only
+    from assist.build.task import run
 
-    log.info("sync.triggered", trigger=payload.get("source", "direct"))
-    return run(settings, payload)
+    log.info("sync.triggered", trigger=payload.get("source", "direct"), step=payload.get("step", "sync"))
+    return run(settings, payload, end)

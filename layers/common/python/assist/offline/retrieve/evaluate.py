@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from lancedb.query import MatchQuery
 
-from assist.index.store import FTS_COLUMN, connect, open_table, sync
+from assist.build.run import sync_docs
+from assist.index.store import FTS_COLUMN, connect, open_table
 from assist.logs import get_logger
 from assist.offline.retrieve import beir
 from assist.retrieve.analysis import words
@@ -106,7 +107,7 @@ def build_index(
     if not corpus:
         raise beir.BeirError(f"{corpus_path}: the corpus is empty")
     s = settings.with_(index={"uri": index_dir, "table": "corpus"})
-    stats = sync(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
+    stats = sync_docs(beir.index_documents(corpus, source=str(corpus_path)), s, embedder, s3=s3)
     log.info("eval.index", dir=index_dir, docs=stats.docs, chunks=stats.chunks, re_embedded=stats.added_docs)
     db = connect(index_dir, s.storage_options())
     return open_table(s, embedder, db), len(corpus), lambda: load(db, index_dir, s.index.table)

@@ -1,0 +1,101 @@
+"""The sync function's tasks. Without a `step` it is the whole build in one invocation (the sources file against
+the index on S3), stopping before the function's end: a run that cannot finish keeps its vectors and commits
+nothing, and the next run goes on from there. With a `step` it is one state of the index state machine
+(`infra/statemachine/index.asl.json`): `plan`, `embed` (one shard, a Distributed Map's item) or `commit`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assist.aws import s3_uri
+from assist.aws.clients import client, index_s3
+from assist.build import plan as plans
+from assist.build.commit import commit
+from assist.build.files import build_files
+from assist.build.run import reuse_from, sync_sources
+from assist.build.worker import embed_shard
+from assist.contracts import InvalidRequest
+from assist.embed import build_embedder
+from assist.sources.spec import SourceError, SourceSpec, load_file, load_text
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
+
+
+class ShardIncomplete(RuntimeError):
+    """The worker's time ran out before its shard was done; what it embedded is kept. The Map's Retry runs the
+    shard again, and the next attempt starts where this one stopped."""
+
+
+def run(settings: Settings, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
+    step = payload.get("step") or "sync"
+    if step not in STEPS:
+        raise InvalidRequest(f"unknown step {step!r}; expected one of {', '.join(STEPS)}")
+    return STEPS[step](settings, payload, end)
+
+
+def sync(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
+    """`payload.sources_file` overrides SOURCES_FILE (a scheduled event carries none)."""
+    specs = sources(settings, payload)
+    return sync_sources(specs, settings, build_embedder(settings), progress=False, s3=index_s3(settings), end=end)
+
+
+def plan(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
+    """The Map's input: where its items are (`items`: bucket and key, for the ItemReader) and the build's id."""
+    if not settings.index.is_s3:
+        raise InvalidRequest(f"the index state machine builds an index on S3, not {settings.index.uri}")
+    specs = sources(settings, payload)
+    s3 = index_s3(settings)
+    files = build_files(settings.index.uri, s3)
+    made = plans.plan_docs(
+        lambda previous, indexed: plans.read_sources(specs, settings, previous, indexed),
+        settings,
+        files,
+        build_embedder(settings).id,
+        s3,
+    )
+    bucket, key = s3_uri.split(f"{files.where}/{made.items_key}")
+    return {
+        "build": made.build,
+        "shards": len(made.shards),
+        "chunks": made.chunks,
+        "items": {"Bucket": bucket, "Key": key},
+    }
+
+
+def embed(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
+    key = payload.get("shard")
+    if not isinstance(key, str) or not key:
+        raise InvalidRequest('an embed step names its shard: {"step": "embed", "shard": KEY}')
+    files = build_files(settings.index.uri, index_s3(settings))
+    index = str(payload.get("index") or settings.index.uri)
+    done = embed_shard(files, key, build_embedder(settings), reuse_from(settings, index), end)
+    if not done.complete:
+        raise ShardIncomplete(f"shard {key}: {done.embedded} chunks embedded before the deadline, the rest next time")
+    return {"shard": key, "chunks": done.chunks, "embedded": done.embedded}
+
+
+def commit_step(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
+    build = payload.get("build")
+    if not isinstance(build, str) or not build:
+        raise InvalidRequest('a commit step names its build: {"step": "commit", "build": ID}')
+    s3 = index_s3(settings)
+    files = build_files(settings.index.uri, s3)
+    return commit(plans.read(files, build), files, settings, build_embedder(settings), s3, until=end)
+
+
+STEPS = {"sync": sync, "plan": plan, "embed": embed, "commit": commit_step}
+
+
+def sources(settings: Settings, payload: dict[str, Any]) -> list[SourceSpec]:
+    where = str(payload.get("sources_file") or settings.sources.file)
+    if not where:
+        raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")
+    if where.startswith("s3://"):
+        bucket, key = s3_uri.split(where)
+        try:
+            body = client("s3", settings).get_object(Bucket=bucket, Key=key)["Body"].read()
+        except Exception as exc:  # any S3 failure names the file it could not read
+            raise SourceError(f"sources file {where}: {type(exc).__name__}: {exc}") from exc
+        return load_text(body.decode("utf-8"), where)
+    return load_file(where)
