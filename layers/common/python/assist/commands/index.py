@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     ix.add_argument("--index", help="index URI: a directory or s3://bucket/prefix (default: INDEX_URI)")
     ix.add_argument("--quiet", action="store_true", help="no progress bar")
     ix.add_argument(
+        "--workers",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="embed the build's shards on N processes (each with its share of the CPUs; ADR 0120)",
+    )
+    ix.add_argument(
         "--publish",
         action="store_true",
         help="build a new version beside the live one, gate it (INDEX_GATE_*), then make it live (ADR 0067)",
@@ -32,6 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     ix.add_argument("--rollback", action="store_true", help="make the previous live version live again")
     ix.add_argument("--to", metavar="VERSION", help="with --rollback: an earlier live version")
     ix.set_defaults(func=run)
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
 
 
 def specs_of(args: argparse.Namespace, sources_file: str) -> list:
@@ -63,12 +77,12 @@ def run(args: argparse.Namespace) -> int:
         embedder, s3 = build_embedder(s), index_s3(s)
         report = publish(
             s,
-            build=lambda version: sync_sources(specs, version, embedder, not args.quiet, s3),
+            build=lambda version: sync_sources(specs, version, embedder, not args.quiet, s3, args.workers),
             score=lambda version: gate_score(version, embedder),
             s3=s3,
         )
         emit(report)
         return 0 if report["published"] else 1
-    result = sync_sources(specs, s, build_embedder(s), progress=not args.quiet, s3=index_s3(s))
+    result = sync_sources(specs, s, build_embedder(s), not args.quiet, index_s3(s), args.workers)
     emit(result)
     return 0
