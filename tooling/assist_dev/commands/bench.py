@@ -142,6 +142,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_mcp)
 
+    p = b.add_parser("embed", help="CPU ms per chunk and chunks/s per core, fp32 beside int8, against the FLOP limit")
+    p.add_argument("--chunks", type=int, default=256, help="generated passages of about 240 tokens (default 256)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_embed)
+
+    p = b.add_parser("index", help="the sharded build's wall time at 1, 2, … workers: chunks/s and speed-up")
+    p.add_argument("--chunks", type=int, default=2000, help="generated chunks of about 240 tokens (default 2,000)")
+    p.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated (default 1,2,4)")
+    p.add_argument("--commit-rows", type=int, default=0, help="also time the commit step alone on N generated rows")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    p.set_defaults(func=run_index)
+
     p = b.add_parser("crawl", help="a generated docs site on loopback: crawl pages/s, first and unchanged sync times")
     p.add_argument("--pages", type=int, default=300, help="pages in the generated site (default 300)")
     p.add_argument("--concurrency", type=int, help="requests in flight (default: CRAWL_CONCURRENCY)")
@@ -581,3 +593,57 @@ def run_crawl(args: argparse.Namespace) -> int:
     s = settings(logs={"level": "WARNING"}, crawl={"concurrency": args.concurrency, "delay_s": args.delay})
     emit(crawl(s, build_embedder(s), args.pages))
     return 0
+
+
+def run_embed(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench import embed
+
+    return _show(embed.run(settings(logs={"level": "WARNING"}), args.chunks), args, embed_table)
+
+
+def embed_table(result: dict[str, Any]) -> Table:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench.figures import Table, ratio
+
+    limit = result["limit_ms_per_chunk"]
+    rows = [
+        (name, r["cpu_ms_per_chunk"], r["chunks_per_s_per_core"], r["gflops_achieved"], r["share_of_fp32_peak"],
+         r["model_mb"], ratio(r["cpu_ms_per_chunk"], limit))
+        for name, r in ((n, result[n]) for n in ("fp32", "int8"))
+    ]  # fmt: skip
+    notes = [
+        f"{result['chunks']} passages of {result['mean_tokens']} tokens on average, one thread, CPU time",
+        f"limit: {result['gflop_per_chunk']} GFLOP a chunk at one core's fp32 peak of {result['peak']['gflops']} "
+        f"GFLOP/s ({result['peak']['assumed']}; assumed) = {limit} ms a chunk",
+        f"int8 / fp32 CPU per chunk: ×{result['int8_vs_fp32_cpu']} (VNNI: {result['peak']['vnni']})",
+    ]
+    columns = ("model", "CPU ms/chunk", "chunks/s/core", "GFLOP/s", "of fp32 peak", "MB", "× limit")
+    return Table(columns, rows, notes)
+
+
+def run_index(args: argparse.Namespace) -> int:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench import index_build
+
+    workers = [int(w) for w in args.workers.split(",") if w.strip()]
+    s = settings(logs={"level": "WARNING"})
+    return _show(index_build.run(s, args.chunks, workers, args.commit_rows), args, index_table)
+
+
+def index_table(result: dict[str, Any]) -> Table:
+    # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
+    from assist_dev.bench.figures import Table
+
+    rows = [
+        (r["workers"], r["wall_s"], r["embed_s"], r["commit_s"], r["chunks_per_s"], r["speedup"], r["embed_speedup"])
+        for r in result["runs"]
+    ]
+    notes = [
+        f"{result['chunks']} generated chunks of {result['mean_tokens']} tokens on average, embedder "
+        f"{result['embedder']}, shards of {result['shard_chunks']}; one worker = one process, one thread"
+    ]
+    if "commit" in result:
+        notes.append(f"commit step alone: {result['commit']['rows']:,} rows in {result['commit']['seconds']} s")
+    columns = ("workers", "wall s", "embed s", "commit s", "chunks/s", "speed-up", "embed speed-up")
+    return Table(columns, rows, notes)

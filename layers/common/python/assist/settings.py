@@ -191,7 +191,9 @@ class Export(Section, frozen=True, kw_only=True, rename=_prefixed("EXPORT_")):
 
 
 class Embed(Section, frozen=True, kw_only=True, rename=_prefixed("EMBED_")):
-    embedder: str = msgspec.field(default="minilm", name="EMBEDDER")  # "minilm" (local ONNX) or "ollama:<model>"
+    embedder: str = msgspec.field(
+        default="minilm", name="EMBEDDER"
+    )  # "minilm", "minilm-int8" (local ONNX) or "ollama:<model>"
     model_dir: str = ".assist/models/all-MiniLM-L6-v2"
     # ONNX Runtime's threads per process; 0: its own choice (the cores it sees). A build's N local workers take
     # the CPUs this process may use, divided among them (ADR 0120)

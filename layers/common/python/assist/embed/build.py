@@ -16,11 +16,12 @@ if TYPE_CHECKING:
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    if settings.embed.embedder == "minilm":
+    if settings.embed.embedder in ("minilm", "minilm-int8"):
         # deferred, ADR 0104: onnxruntime and numpy, 0.08 s, which the answer function never loads
         from assist.embed.onnx import OnnxEmbedder
 
-        return OnnxEmbedder.load(settings.embed.model_dir, threads=settings.embed.threads or None)
+        int8 = settings.embed.embedder == "minilm-int8"
+        return OnnxEmbedder.load(settings.embed.model_dir, threads=settings.embed.threads or None, int8=int8)
     if settings.embed.embedder.startswith("ollama:"):
         # deferred, ADR 0104: the ollama client, 0.32 s, for an EMBEDDER=ollama:… deployment only
         from assist.embed.ollama import OllamaEmbedder
@@ -31,7 +32,7 @@ def build_embedder(settings: Settings) -> Embedder:
             timeout_s=settings.ollama.timeout_s,
             api_key=settings.ollama.api_key,
         )
-    raise EmbedderError(f"EMBEDDER={settings.embed.embedder!r}: expected 'minilm' or 'ollama:<model>'")
+    raise EmbedderError(f"EMBEDDER={settings.embed.embedder!r}: expected 'minilm', 'minilm-int8' or 'ollama:<model>'")
 
 
 def lazy_embedder(settings: Settings) -> Callable[[], Embedder]:

