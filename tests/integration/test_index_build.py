@@ -156,3 +156,32 @@ def test_a_function_short_of_time_converges_and_publishes_only_a_whole_index(cor
     whole = _settings(base_settings, tmp_path / "whole")
     sync_sources([SourceSpec(str(corpus))], whole, embedder, progress=False)
     assert sorted(_rows(s, embedder)) == sorted(_rows(whole, embedder))
+
+
+def test_the_index_state_machine_builds_through_a_distributed_map(corpus, base_settings, embedder, tmp_path):
+    from assist.aws.clients import client
+    from assist_dev.local.statemachine import ServerlessStack
+
+    s = base_settings.with_(
+        index={"uri": f"s3://{base_settings.aws.bucket}/sm-{tmp_path.name}", "shard_chunks": 24, "build_concurrency": 2}
+    )
+    (tmp_path / "sources.yaml").write_text(f"sources:\n  - location: {corpus}\n")
+    stack = ServerlessStack(s, s.aws.endpoint_url, name=f"assist-build-{tmp_path.name[-20:]}").start()
+    try:
+        report = stack.build_index(str(tmp_path / "sources.yaml"))
+        again = stack.build_index(str(tmp_path / "sources.yaml"))
+    finally:
+        stack.stop()
+    assert report["complete"] is True
+    assert report["shards"] >= 3
+    assert report["execution"]["states"][:2] == ["Plan", "AnyShards"]
+    assert "Embed" in report["execution"]["states"]
+    assert report["execution"]["states"][-1] == "Commit"
+    assert "Embed" not in again["execution"]["states"]  # nothing changed: no worker runs
+    assert again["added_docs"] == 0
+    whole = _settings(base_settings, tmp_path / "whole")
+    sync_sources([SourceSpec(str(corpus))], whole, embedder, progress=False)
+    assert sorted(_rows(s, embedder)) == sorted(_rows(whole, embedder))
+    s3 = client("s3", s)
+    left = s3.list_objects_v2(Bucket=s.aws.bucket, Prefix=f"sm-{tmp_path.name}/_build/").get("KeyCount")
+    assert left == 0  # the commit cleared the build's files

@@ -6,12 +6,63 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-WORDS = (
-    "token quota region bucket deploy rollback webhook retry schema cursor batch stream partition replica "
-    "latency throughput cache shard lease writer reader version pointer manifest calibration threshold "
-    "session history feedback export widget origin visitor budget limit window model slot prompt answer "
-    "source chunk vector index query filter fusion weight rank score passage heading title section page"
-).split()
+WORDS = [
+    "token",
+    "quota",
+    "region",
+    "bucket",
+    "deploy",
+    "rollback",
+    "webhook",
+    "retry",
+    "schema",
+    "cursor",
+    "batch",
+    "stream",
+    "partition",
+    "replica",
+    "latency",
+    "throughput",
+    "cache",
+    "shard",
+    "lease",
+    "writer",
+    "reader",
+    "version",
+    "pointer",
+    "manifest",
+    "calibration",
+    "threshold",
+    "session",
+    "history",
+    "feedback",
+    "export",
+    "widget",
+    "origin",
+    "visitor",
+    "budget",
+    "limit",
+    "window",
+    "model",
+    "slot",
+    "prompt",
+    "answer",
+    "source",
+    "chunk",
+    "vector",
+    "index",
+    "query",
+    "filter",
+    "fusion",
+    "weight",
+    "rank",
+    "score",
+    "passage",
+    "heading",
+    "title",
+    "section",
+    "page",
+]
 
 
 def write(root: Path, pages: int, sections: int = 3, words: int = 60, seed: int = 7) -> Path:

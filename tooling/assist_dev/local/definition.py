@@ -1,4 +1,5 @@
-"""The ask state machine's definition: the ASL file that template.yaml deploys, with its `${…}` placeholders.
+"""The state machines' definitions: the ASL files that template.yaml deploys (the ask chain, the index build), with
+their `${…}` placeholders.
 
 SAM fills the placeholders from `DefinitionSubstitutions`; the local stack and the validators
 fill them with the local functions' ARNs. Both read this one file.
@@ -11,12 +12,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository (the local stack and the tools run from a checkout)
 ASL = ROOT / "infra" / "statemachine" / "ask.asl.json"
+INDEX_ASL = ROOT / "infra" / "statemachine" / "index.asl.json"
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9]+)\}")
 # placeholder → the function whose ARN fills it
 FUNCTION_ARNS = {
     "ClassifyFunctionArn": "classify",
     "RetrieveFunctionArn": "retrieve",
     "AnswerFunctionArn": "answer",
+    "SyncFunctionArn": "sync",
 }
 LOCAL_ACCOUNT = "123456789012"
 

@@ -1,8 +1,8 @@
 """`assist local up`: the real parts on one machine, no Docker.
 
 moto's server over HTTP stands in for S3, DynamoDB and Step Functions; tables and bucket
-come from template.yaml; the docs are indexed into LanceDB; the ask state machine is the
-deployed ASL file run by moto's interpreter, whose Lambda tasks reach our functions
+come from template.yaml; the docs are indexed into LanceDB by the index state machine (ADR 0120); the ask state
+machine is the deployed ASL file run by moto's interpreter, whose Lambda tasks reach our functions
 through a local Lambda endpoint; the API is served by uvicorn and answers /v1/ask through
 the state machine.
 """
@@ -13,9 +13,13 @@ import contextlib
 import logging
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import yaml
 
 from assist.aws import s3_uri
 from assist.aws.clients import client
@@ -71,15 +75,31 @@ def local_settings(settings: Settings, endpoint: str, index: str | None) -> Sett
 
 def prepare(settings: Settings, docs: Path | str | list[SourceSpec], progress: bool = True) -> None:
     """Tables, bucket (from template.yaml) and an index that matches docs/ (or the sources given:
-    folders, repositories, docs sites, OpenAPI specs, PDF)."""
+    folders, repositories, docs sites, OpenAPI specs, PDF), built in this process."""
+    s3 = resources(settings)
+    sync_sources(specs_of(docs), settings, build_embedder(settings), progress=progress, s3=s3)
+
+
+def resources(settings: Settings) -> Any:
+    """Tables and bucket (from template.yaml), and the index's bucket; returns the S3 client."""
     s3 = client("s3", settings)
     ensure_resources(settings, client("dynamodb", settings), s3)
     if settings.index.is_s3:
         bucket, _ = s3_uri.split(settings.index.uri)
         if bucket != settings.aws.bucket and bucket not in {b["Name"] for b in s3.list_buckets()["Buckets"]}:
             s3.create_bucket(Bucket=bucket)
-    specs = docs if isinstance(docs, list) else [SourceSpec(str(docs))]
-    sync_sources(specs, settings, build_embedder(settings), progress=progress, s3=s3)
+    return s3
+
+
+def specs_of(docs: Path | str | list[SourceSpec]) -> list[SourceSpec]:
+    return docs if isinstance(docs, list) else [SourceSpec(str(docs))]
+
+
+def sources_file(docs: Path | str | list[SourceSpec], folder: Path) -> Path:
+    """The sources as a sources file (what the index state machine's Plan reads)."""
+    path = folder / "sources.yaml"
+    path.write_text(yaml.safe_dump({"sources": [msgspec.to_builtins(s) for s in specs_of(docs)]}))
+    return path
 
 
 def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str | None = None) -> int:
@@ -94,8 +114,11 @@ def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str 
     settings = local_settings(settings, moto.url, index)
     serverless: ServerlessStack | None = None
     try:
-        prepare(settings, docs)
+        resources(settings)
         serverless = ServerlessStack(settings, moto.url).start()
+        with tempfile.TemporaryDirectory(prefix="assist-local-") as tmp:  # the build runs through the state machine
+            built = serverless.build_index(str(sources_file(docs, Path(tmp))))
+        log.info("local.index_built", docs=built.get("docs"), chunks=built.get("chunks"), states=built["execution"])
         serverless.warm()
         STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
         STATE_FILE.write_text(export_lines(settings) + f"export ASSIST_URL=http://127.0.0.1:{port}\n")

@@ -1,7 +1,9 @@
-"""The ask state machine in the local stack: the file template.yaml deploys, run by moto's ASL interpreter.
+"""The state machines in the local stack: the files template.yaml deploys (the ask chain, the index build), run by
+moto's ASL interpreter.
 
 `ServerlessStack` builds the five functions, serves them on the local Lambda endpoint the
-interpreter calls, and creates the state machine in the moto server. moto lacks
+interpreter calls, and creates the state machines in the moto server. The index build's Distributed Map runs
+in moto as a Map of child executions, MaxConcurrency at a time, its items read from S3 by the ItemReader. moto lacks
 StartSyncExecution, so an ask starts an execution (with a unique name: unnamed executions
 collide in moto) and polls DescribeExecution until it ends; the states it visited come from
 GetExecutionHistory and are returned as `trace.execution`.
@@ -22,7 +24,7 @@ from assist.contracts import AskRequest
 from assist.logs import get_logger
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
-from assist_dev.local.definition import local_definition, local_name
+from assist_dev.local.definition import INDEX_ASL, local_definition, local_name
 from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 INTERPRETER = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 WAIT_S = 120.0  # longer than the Answer task's timeout plus its retries
+BUILD_WAIT_S = 3600.0  # an index build: its shards' embedding, at a few chunks a second per worker
 ROLE = "arn:aws:iam::123456789012:role/assist-ask-state-machine"
 
 
@@ -68,7 +71,7 @@ class AskStateMachine:
         resp = sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE, type="EXPRESS")
         return cls(sfn, resp["stateMachineArn"])
 
-    def run(self, payload: dict[str, Any], wait_s: float = WAIT_S) -> Execution:
+    def run(self, payload: dict[str, Any], wait_s: float = WAIT_S, pause_cap: float = 0.01) -> Execution:
         t0 = time.perf_counter()
         arn = self._sfn.start_execution(stateMachineArn=self.arn, name=uuid.uuid4().hex, input=json.dumps(payload))[
             "executionArn"
@@ -78,7 +81,7 @@ class AskStateMachine:
             if time.monotonic() > deadline:
                 raise ExecutionFailed(f"execution {arn} still running after {wait_s:.0f} s")
             time.sleep(pause)
-            pause = min(pause * 1.5, 0.01)
+            pause = min(pause * 1.5, pause_cap)
         ms = round((time.perf_counter() - t0) * 1000, 2)
         pages = self._sfn.get_paginator("get_execution_history").paginate(executionArn=arn)
         events = [e for page in pages for e in page["events"]]
@@ -95,6 +98,23 @@ class AskStateMachine:
         return answer
 
 
+class IndexStateMachine(AskStateMachine):
+    """The index build: Plan, the Distributed Map of embed workers, Commit (ADR 0120)."""
+
+    @classmethod
+    def create(cls, sfn: Any, definition: str, name: str = "assist-index-build") -> IndexStateMachine:
+        resp = sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE, type="STANDARD")
+        return cls(sfn, resp["stateMachineArn"])
+
+    def build(self, sources_file: str = "") -> dict[str, Any]:
+        """Run one build of the sources file (default: SOURCES_FILE); the commit's report, or ExecutionFailed."""
+        ex = self.run({"sources_file": sources_file} if sources_file else {}, BUILD_WAIT_S, pause_cap=0.5)
+        log.info("statemachine.index_built", status=ex.status, states=ex.states, ms=ex.ms)
+        if ex.status != "SUCCEEDED":
+            raise ExecutionFailed(f"index build {ex.arn}: {ex.status} {ex.error}: {(ex.cause or '')[:500]}")
+        return {**ex.output, "execution": {"arn": ex.arn, "states": ex.states}}
+
+
 class ServerlessStack:
     """The five functions behind the local Lambda endpoint, and the ask state machine in the moto server."""
 
@@ -105,6 +125,7 @@ class ServerlessStack:
         self.functions: dict[str, LambdaFunction] = {f: LambdaFunction(f, settings) for f in FUNCTIONS}
         self.endpoint: LambdaEndpoint | None = None
         self.machine: AskStateMachine | None = None
+        self.index_machine: IndexStateMachine | None = None
         self._exit = contextlib.ExitStack()
 
     def start(self) -> ServerlessStack:
@@ -114,6 +135,8 @@ class ServerlessStack:
         enable_interpreter(self.moto_url)
         sfn = client("stepfunctions", self.settings)
         self.machine = AskStateMachine.create(sfn, local_definition(self.settings.aws.region), self.name)
+        definition = local_definition(self.settings.aws.region, INDEX_ASL)
+        self.index_machine = IndexStateMachine.create(sfn, definition, f"{self.name}-index-build")
         log.info("local.state_machine_created", arn=self.machine.arn, lambda_endpoint=self.endpoint.url)
         return self
 
@@ -128,6 +151,11 @@ class ServerlessStack:
 
     def stop(self) -> None:
         self._exit.close()
+
+    def build_index(self, sources_file: str) -> dict[str, Any]:
+        """The index `settings.index.uri` built from the sources file by the index state machine."""
+        assert self.index_machine is not None, "start() first"
+        return self.index_machine.build(sources_file)
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
         assert self.machine is not None, "start() first"

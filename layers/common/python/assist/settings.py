@@ -218,6 +218,7 @@ class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
     vector_index_rows: int = 20_000  # from this many chunks on, vector search uses an IVF index (ADR 0020)
     # a build's shards hold at most this many chunks (ADR 0120): one worker's share, about 50 s of one core
     shard_chunks: int = 512
+    build_concurrency: int = 10  # the index state machine's workers at once (its Distributed Map's MaxConcurrency)
     fts_options: tuple[str, ...] = ("stem", "remove_stop_words", "ascii_folding")  # FTS tokenizer (ADR 0020)
 
     @property

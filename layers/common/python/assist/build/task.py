@@ -11,7 +11,7 @@ from assist.aws import s3_uri
 from assist.aws.clients import client, index_s3
 from assist.build import plan as plans
 from assist.build.commit import commit
-from assist.build.files import build_files
+from assist.build.files import BUILD_DIR, build_files
 from assist.build.run import reuse_from, sync_sources
 from assist.build.worker import embed_shard
 from assist.contracts import InvalidRequest
@@ -41,25 +41,23 @@ def sync(settings: Settings, payload: dict[str, Any], end: float | None) -> dict
 
 
 def plan(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
-    """The Map's input: where its items are (`items`: bucket and key, for the ItemReader) and the build's id."""
-    if not settings.index.is_s3:
-        raise InvalidRequest(f"the index state machine builds an index on S3, not {settings.index.uri}")
-    specs = sources(settings, payload)
+    """The Map's input: the build's id, where its items are (`items`: bucket and key, for the ItemReader: beside
+    the index on S3, or in the data bucket for an index in a directory) and how many workers at once."""
+    specs = sources(settings, payload.get("request") or {})
     s3 = index_s3(settings)
     files = build_files(settings.index.uri, s3)
-    made = plans.plan_docs(
-        lambda previous, indexed: plans.read_sources(specs, settings, previous, indexed),
-        settings,
-        files,
-        build_embedder(settings).id,
-        s3,
-    )
-    bucket, key = s3_uri.split(f"{files.where}/{made.items_key}")
+    made = plans.plan_docs(plans.of_specs(specs, settings), settings, files, build_embedder(settings).id, s3)
+    if settings.index.is_s3:
+        bucket, key = s3_uri.split(f"{files.where}/{made.items_key}")
+    else:
+        bucket, key = settings.aws.bucket, f"{BUILD_DIR}/{made.items_key}"
+        client("s3", settings).put_object(Bucket=bucket, Key=key, Body=files.get(made.items_key) or b"[]")
     return {
         "build": made.build,
         "shards": len(made.shards),
         "chunks": made.chunks,
         "items": {"Bucket": bucket, "Key": key},
+        "max_concurrency": settings.index.build_concurrency,
     }
 
 
