@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from assist_dev.local.definition import ASL, FUNCTION_ARNS, ROOT, local_definition, placeholders
+from assist_dev.local.definition import ASL, FUNCTION_ARNS, INDEX_ASL, ROOT, local_definition, placeholders
 
 pytestmark = pytest.mark.integration
 BIN = Path(sys.executable).parent
@@ -77,12 +77,19 @@ def test_cfn_lint_fails_a_broken_template(tmp_path, broken, needle):
     assert needle in r.stdout
 
 
-def test_statelint_passes_the_definition_with_its_placeholders_filled(tmp_path):
-    filled = tmp_path / "ask.asl.json"
-    filled.write_text(local_definition())
+#: what statelint 3.1.0 (the newest release) does not know yet: the Distributed Map's ReaderConfig.InputType, which
+#: AWS requires for an ItemReader reading a JSON file (Step Functions Developer Guide, "ItemReader (Map)")
+STATELINT_GAPS = {'Field "InputType" not allowed in State Machine.States.Embed.ItemReader.ReaderConfig'}
+
+
+@pytest.mark.parametrize("asl", [ASL, INDEX_ASL], ids=["ask", "index"])
+def test_statelint_passes_the_definition_with_its_placeholders_filled(tmp_path, asl):
+    filled = tmp_path / asl.name
+    filled.write_text(local_definition(path=asl))
     assert not placeholders(filled.read_text())
     r = statelint(filled)
-    assert r.returncode == 0, r.stdout + r.stderr
+    errors = {line.strip() for line in r.stdout.splitlines()[1:] if line.strip()}
+    assert r.returncode == 0 or errors <= STATELINT_GAPS, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize(
@@ -102,11 +109,14 @@ def test_statelint_fails_a_broken_definition(tmp_path, state, change, needle):
     assert needle in r.stdout
 
 
-def test_the_template_deploys_this_definition_with_every_placeholder_substituted():
+@pytest.mark.parametrize(("resource", "asl"), [("AskStateMachine", ASL), ("IndexBuildStateMachine", INDEX_ASL)])
+def test_the_template_deploys_this_definition_with_every_placeholder_substituted(resource, asl):
     from assist_dev.local.resources import load_template
 
-    machine = load_template()["Resources"]["AskStateMachine"]["Properties"]
-    assert (ROOT / machine["DefinitionUri"]).resolve() == ASL
-    assert set(machine["DefinitionSubstitutions"]) == placeholders(ASL.read_text()) == set(FUNCTION_ARNS)
-    for key, function in FUNCTION_ARNS.items():
-        assert machine["DefinitionSubstitutions"][key] == {"Fn::GetAtt": f"{function.capitalize()}Function.Arn"}
+    machine = load_template()["Resources"][resource]["Properties"]
+    assert (ROOT / machine["DefinitionUri"]).resolve() == asl
+    assert set(machine["DefinitionSubstitutions"]) == placeholders(asl.read_text())
+    assert set(machine["DefinitionSubstitutions"]) <= set(FUNCTION_ARNS)
+    for key in machine["DefinitionSubstitutions"]:
+        expected = {"Fn::GetAtt": f"{FUNCTION_ARNS[key].capitalize()}Function.Arn"}
+        assert machine["DefinitionSubstitutions"][key] == expected
