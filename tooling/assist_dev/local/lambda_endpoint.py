@@ -45,6 +45,11 @@ class Invocable(Protocol):
 
 #: an AWS API call served here instead of by moto, by its X-Amz-Target: (headers, body) → (status, body, headers)
 Target = Callable[[dict[str, str], bytes], tuple[int, bytes, dict[str, str]]]
+#: an S3 request moto's interpreter signs with its own key (a Distributed Map's ItemReader): (method, path,
+#: headers) → (status, body, headers)
+InterpreterS3 = Callable[[str, str, dict[str, str]], tuple[int, bytes, dict[str, str]]]
+#: the access key moto's ASL interpreter signs its own AWS calls with
+INTERPRETER_KEY = "ak"
 
 
 @dataclass
@@ -84,12 +89,15 @@ class LambdaEndpoint:
         nodelay: bool = True,
         targets: dict[str, Target] | None = None,
         may_invoke: Callable[[str], bool] | None = None,
+        interpreter_s3: InterpreterS3 | None = None,
     ) -> None:
         """`targets`: API calls moto lacks, served here (the rehearsal's StartSyncExecution); `may_invoke(name)`:
-        whether the caller (the state machine's role) may invoke that function (False: Lambda's 403)."""
+        whether the caller (the state machine's role) may invoke that function (False: Lambda's 403);
+        `interpreter_s3`: serves the S3 calls the interpreter makes with its own key (else forwarded)."""
         self.functions = functions
         self.targets = targets or {}
         self.may_invoke = may_invoke
+        self.interpreter_s3 = interpreter_s3
         self.upstream = urllib.parse.urlsplit(upstream)
         self.nodelay = nodelay
         self.port = free_port()
@@ -193,8 +201,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _forward(self) -> None:
         up = self.server.endpoint.upstream
         body = self._body()
-        if (target := self.server.endpoint.targets.get(self.headers.get("X-Amz-Target", ""))) is not None:
+        endpoint: LambdaEndpoint = self.server.endpoint
+        if (target := endpoint.targets.get(self.headers.get("X-Amz-Target", ""))) is not None:
             return self._reply(*target(dict(self.headers.items()), body))
+        signed_by = (self.headers.get("Authorization") or "").split("Credential=", 1)[-1].split("/", 1)[0]
+        if endpoint.interpreter_s3 is not None and signed_by == INTERPRETER_KEY:
+            return self._reply(*endpoint.interpreter_s3(self.command, self.path, dict(self.headers.items())))
         conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
         try:
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}

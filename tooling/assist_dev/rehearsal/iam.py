@@ -12,6 +12,7 @@ every denial for the rehearsal's report.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import threading
@@ -22,7 +23,7 @@ from typing import Any
 #: DynamoDB operations that IAM authorizes item by item, by the action of each part
 _TRANSACT = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
 #: S3 operations whose IAM action has another name than the operation moto reports
-_S3_ACTIONS = {"HeadBucket": "ListBucket", "ListBucketV2": "ListBucket", "DeleteObjects": "DeleteObject"}
+_S3_ACTIONS = {"HeadBucket": "ListBucket", "ListBucketV2": "ListBucket"}
 _CONDITIONS = {
     "StringEquals": lambda v, p: v == p,
     "StringNotEquals": lambda v, p: v != p,
@@ -117,9 +118,13 @@ def requests_of(
 ) -> list[tuple[str, str, dict[str, str]]]:
     """(IAM action, resource ARN, condition keys) for each permission one request needs."""
     if service == "s3":
-        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(path).query))
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(path).query, keep_blank_values=True))
         name = action.split(":", 1)[1]
         context = {"s3:prefix": query["prefix"]} if "prefix" in query else {}
+        if "delete" in query:  # DeleteObjects (POST ?delete): S3 authorizes it key by key, s3:DeleteObject on each
+            keys = re.findall(rb"<Key>(.*?)</Key>", body if isinstance(body, bytes) else str(body or "").encode())
+            bucket = resource.rstrip("/")
+            return [("s3:DeleteObject", f"{bucket}/{html.unescape(k.decode())}", {}) for k in keys]
         return [(f"s3:{_S3_ACTIONS.get(name, name)}", resource, context)]
     data = _json(body)
     if service == "dynamodb":

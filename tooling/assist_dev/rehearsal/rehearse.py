@@ -61,6 +61,7 @@ from assist_dev.local.seed import populate
 from assist_dev.local.stack import LOCAL_CREDENTIALS, MotoServer
 from assist_dev.local.statemachine import enable_interpreter
 from assist_dev.rehearsal import iam
+from assist_dev.rehearsal.item_reader import InterpreterReads
 from assist_dev.rehearsal.runtime import FunctionProcess
 from assist_dev.rehearsal.sync_execution import SyncExecutions
 from assist_dev.rehearsal.template import ACCOUNT, FunctionSpec, RoleSpec, Stack, expand
@@ -102,6 +103,7 @@ class Rehearsal:
     logs: Path  # each function's output, kept when the rehearsal fails
     routes: list[tuple[str, re.Pattern[str]]]  # the HTTP API's routes (method, path), as the template declares them
     admin_token: str = ""  # a token with the InsightsScope parameter's scope
+    machines: set[str] = field(default_factory=set)  # the state machines' ARNs
     session: str = field(default_factory=lambda: "rehearsal-" + uuid.uuid4().hex[:8])
     turns: dict[str, int] = field(default_factory=dict)
     source_ip: str = "203.0.113.7"  # the client's address, as API Gateway and the function URL record it
@@ -344,6 +346,42 @@ def flow_index_sync(r: Rehearsal) -> None:
         raise FlowFailed(f"the sync added nothing: {str(result)[:200]}")
 
 
+def flow_index_build(r: Rehearsal) -> None:
+    """The scheduled index build: EventBridge starts the index state machine (as the schedule's role), whose Plan,
+    Distributed Map of embed workers and Commit run the sync function under its role (ADR 0120)."""
+    machine = next((arn for arn in r.machines if arn.endswith("-index-build")), None)
+    if machine is None:
+        raise FlowFailed("template.yaml has no index state machine (a StateMachineName ending in -index-build)")
+    sync = next(k for k, f in r.functions.items() if f.module == "sync")
+    bucket, key = s3_uri.split(r.functions[sync].environment.get("SOURCES_FILE", ""))
+    schedule = next((k for k in r.roles if k.startswith("IndexBuildStateMachine") and "Schedule" in k), None)
+    if schedule is None:
+        raise FlowFailed("the index state machine has no schedule")
+    role = r.roles[schedule]
+    if not iam.check(r.denials, role.name, role.documents(), "states:StartExecution", machine):
+        raise FlowFailed(f"the schedule's role may not start {machine}")
+    spec = OPENAPI.replace(b"Answer one message", f"Answer one message ({uuid.uuid4().hex[:8]})".encode())
+    with _served({"/openapi.yaml": spec}) as base:  # a changed page: the build has a shard to embed
+        sources = f"sources:\n  - location: {base}/openapi.yaml\n    kind: openapi\n"
+        client("s3", r.admin).put_object(Bucket=bucket, Key=key, Body=sources.encode())
+        sfn = client("stepfunctions", r.admin)  # EventBridge, acting as the schedule's role checked above
+        execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+        desc = sfn.describe_execution(executionArn=execution)
+        deadline = time.monotonic() + 600
+        while desc["status"] == "RUNNING" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            desc = sfn.describe_execution(executionArn=execution)
+    if desc["status"] != "SUCCEEDED":
+        raise FlowFailed(f"the build ended {desc['status']}: {desc.get('error')}: {str(desc.get('cause'))[:300]}")
+    history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+    states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    if "Embed" not in states:
+        raise FlowFailed(f"no shard was embedded: {states}")
+    out = json.loads(desc["output"])
+    if not out.get("complete") or not out.get("added_docs"):
+        raise FlowFailed(f"the build committed nothing: {str(out)[:200]}")
+
+
 OPENAPI = b"""openapi: 3.0.3
 info: {title: Rehearsal API, version: "1"}
 paths:
@@ -566,6 +604,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "cli_export": flow_cli_export,
     "index_sync": flow_index_sync,
     "index_publish": flow_index_publish,
+    "index_build": flow_index_build,
     "front_door": flow_front_door,
     "widget": flow_widget,
     "metrics": flow_metrics,
@@ -678,16 +717,16 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
                 doc = {"Version": "2012-10-17", **doc}
                 iam_client.put_role_policy(RoleName=role.name, PolicyName=name, PolicyDocument=json.dumps(doc))
         sfn = client("stepfunctions", admin)
-        machines = {}
+        machines: dict[str, tuple[RoleSpec, str]] = {}  # ARN → (its role, its definition)
         for logical in stack.of_type("AWS::StepFunctions::StateMachine"):
             definition, role = stack.state_machine(logical)
             sfn.create_state_machine(
                 name=stack.ref(logical).rsplit(":", 1)[-1],
                 definition=definition,
                 roleArn=roles[role].arn,
-                type="EXPRESS",
+                type=stack.resources[logical]["Properties"].get("StateMachineType", "STANDARD"),
             )
-            machines[stack.ref(logical)] = roles[role]
+            machines[stack.ref(logical)] = (roles[role], definition)
         sts = client("sts", admin)
         credentials = {  # what Lambda gives each function: its role's temporary keys
             logical: sts.assume_role(RoleArn=roles[f.role].arn, RoleSessionName=f.name[:64])["Credentials"]
@@ -696,15 +735,26 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
 
         denials = iam.Denials()
         iam.enforce(denials)
-        machine_role = next(iter(machines.values()))
 
         def may_invoke(name: str) -> bool:
+            """Step Functions invokes a function as the role of the state machine whose definition names it."""
             arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
-            return iam.check(denials, machine_role.name, machine_role.documents(), "lambda:InvokeFunction", arn)
+            callers = [role for role, definition in machines.values() if f'"{arn}"' in definition]
+            return bool(callers) and all(
+                iam.check(denials, role.name, role.documents(), "lambda:InvokeFunction", arn) for role in callers
+            )
+
+        # the Distributed Map's ItemReader: moto's interpreter reads S3 with a key of its own; AWS reads it as the
+        # role of the state machine whose definition has the reader, so that role's policy decides here
+        readers = [role for role, definition in machines.values() if '"ItemReader"' in definition]
 
         start_sync = SyncExecutions(denials, client("stepfunctions", admin))
         front = LambdaEndpoint(
-            {}, upstream=moto.url, targets={"AWSStepFunctions.StartSyncExecution": start_sync}, may_invoke=may_invoke
+            {},
+            upstream=moto.url,
+            targets={"AWSStepFunctions.StartSyncExecution": start_sync},
+            may_invoke=may_invoke,
+            interpreter_s3=InterpreterReads(denials, readers, s3),
         )
         front.start()
         exit_stack.callback(front.stop)
@@ -739,7 +789,9 @@ def _deployed(docs: Path, without: list[str], ollama: str | None, base: Settings
             p.wait_ready()
         log.info("deploy.rehearsal_ready", functions=len(processes), logs=str(logs))
         token, admin_token = issuer.token(USER), issuer.token(USER, scope=stack.parameters.get("InsightsScope", ""))
-        yield Rehearsal(admin, denials, processes, functions, roles, token, logs, _routes(cfn), admin_token)
+        yield Rehearsal(
+            admin, denials, processes, functions, roles, token, logs, _routes(cfn), admin_token, machines=set(machines)
+        )
 
 
 def _routes(cfn: dict[str, Any]) -> list[tuple[str, re.Pattern[str]]]:

@@ -76,7 +76,7 @@ def expand(
         if res["Type"] == "AWS::Serverless::Function":
             res["Properties"]["ImageUri"] = f"{ACCOUNT}.dkr.ecr.{region}.amazonaws.com/assist:{logical}"
         elif res["Type"] == "AWS::Serverless::StateMachine":
-            res["Properties"]["DefinitionUri"] = f"s3://sam-artifacts/{ASL.name}"
+            res["Properties"]["DefinitionUri"] = f"s3://sam-artifacts/{Path(res['Properties']['DefinitionUri']).name}"
     translator = Translator(None, Parser(), boto_session=boto3.session.Session(region_name=region))
     try:
         return translator.translate(sam, parameter_values=dict(parameters or {}), get_managed_policy_map=dict)
@@ -141,7 +141,8 @@ class Stack:
         """(definition with its substitutions filled, the role's logical id)."""
         props = self.resources[logical]["Properties"]
         values = self.resolve(props.get("DefinitionSubstitutions", {}))
-        return substitute(ASL.read_text(), {k: str(v) for k, v in values.items()}), props["RoleArn"]["Fn::GetAtt"][0]
+        asl = ASL.parent / props["DefinitionS3Location"]["Key"]  # the file `sam package` uploaded
+        return substitute(asl.read_text(), {k: str(v) for k, v in values.items()}), props["RoleArn"]["Fn::GetAtt"][0]
 
     # -- intrinsics ---------------------------------------------------------------------
     def ref(self, logical: str) -> str:
@@ -154,7 +155,8 @@ class Stack:
         if kind == "AWS::Logs::LogGroup" and "LogGroupName" in props:
             return str(self.resolve(props["LogGroupName"]))
         if kind == "AWS::StepFunctions::StateMachine":
-            return f"arn:aws:states:{self.region}:{ACCOUNT}:stateMachine:{self.name}-{logical}"
+            name = self.resolve(props["StateMachineName"]) if "StateMachineName" in props else f"{self.name}-{logical}"
+            return f"arn:aws:states:{self.region}:{ACCOUNT}:stateMachine:{name}"
         if kind == "AWS::S3::Bucket":
             return f"{self.name}-{logical}".lower()
         if kind == "AWS::SNS::Topic":
