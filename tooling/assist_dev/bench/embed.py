@@ -61,7 +61,7 @@ def measure(embedder: OnnxEmbedder, texts: list[str]) -> dict[str, float]:
 
 def run(settings: Settings, chunks: int = 256) -> dict[str, Any]:
     model_dir = settings.embed.model_dir
-    texts = passages(chunks, model_dir)
+    texts = passages(chunks, model_dir, chars=None)  # no chunker here: the full 240 tokens
     tokens = token_counts(texts, model_dir)
     mean_tokens = sum(tokens) / len(tokens)
     flop = flop_per_chunk(mean_tokens)

@@ -10,9 +10,12 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from assist.embed.files import TOKENIZER_FILE
+from assist.index.chunking import MAX_CHARS
 from assist_dev.bench.retrieval import vocabulary
 
 TOKENS = 240
+#: one passage, one chunk: within the chunker's limit with the heading in front (index/chunking.py)
+CHARS = MAX_CHARS - 100
 
 
 def tokenizer(model_dir: str | Path) -> Tokenizer:
@@ -24,7 +27,12 @@ def tokenizer(model_dir: str | Path) -> Tokenizer:
 
 
 def passages(
-    n: int, model_dir: str | Path, docs: Path = Path("docs"), tokens: int = TOKENS, seed: int = 11
+    n: int,
+    model_dir: str | Path,
+    docs: Path = Path("docs"),
+    tokens: int = TOKENS,
+    seed: int = 11,
+    chars: int | None = CHARS,
 ) -> list[str]:
     vocab = vocabulary(docs)
     tok = tokenizer(model_dir)
@@ -37,7 +45,8 @@ def passages(
     words = max(8, round(tokens / per_word))
     picks = rng.choice(len(vocab), size=(n, words), p=weights)
     lengths = rng.integers(int(words * 0.8), int(words * 1.2) + 1, size=n)
-    return [" ".join(vocab[j] for j in picks[i, : lengths[i]]).capitalize() + "." for i in range(n)]
+    texts = (" ".join(vocab[j] for j in picks[i, : lengths[i]]).capitalize() for i in range(n))
+    return [(t if chars is None or len(t) <= chars else t[: t.rfind(" ", 0, chars)]) + "." for t in texts]
 
 
 def token_counts(texts: list[str], model_dir: str | Path) -> list[int]:

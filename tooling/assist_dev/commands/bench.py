@@ -150,6 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = b.add_parser("index", help="the sharded build's wall time at 1, 2, … workers: chunks/s and speed-up")
     p.add_argument("--chunks", type=int, default=2000, help="generated chunks of about 240 tokens (default 2,000)")
     p.add_argument("--workers", default="1,2,4", help="worker counts, comma-separated (default 1,2,4)")
+    p.add_argument("--shard-chunks", type=int, help="chunks per shard (default: INDEX_SHARD_CHUNKS)")
     p.add_argument("--commit-rows", type=int, default=0, help="also time the commit step alone on N generated rows")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_index)
@@ -628,6 +629,8 @@ def run_index(args: argparse.Namespace) -> int:
 
     workers = [int(w) for w in args.workers.split(",") if w.strip()]
     s = settings(logs={"level": "WARNING"})
+    if args.shard_chunks:
+        s = s.with_(index={"shard_chunks": args.shard_chunks})
     return _show(index_build.run(s, args.chunks, workers, args.commit_rows), args, index_table)
 
 
