@@ -1,0 +1,167 @@
+"""The build's first step: read every source, compare with the index, and cut the documents to embed into
+shards. The plan (`<build>/plan.json`), the shards (`shards/<key>.json`) and the Map's items
+(`<build>/items.json`: one `{"shard": key}` per shard) are written beside the index; nothing in the index
+changes. A source that cannot be read stops the build here."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from assist.build import shards as shard_files
+from assist.build.shards import ShardDoc, cut
+from assist.index import manifest
+from assist.index.chunking import DocChunk
+from assist.index.pointer import live_uri
+from assist.index.store import connect, doc_hashes
+from assist.logs import get_logger
+from assist.sources import validators
+from assist.sources.spec import SourceError, SourceSpec
+from assist.sources.sync import read_source
+
+if TYPE_CHECKING:
+    from assist.build.files import Files
+    from assist.settings import Settings
+
+log = get_logger(__name__)
+
+
+class Plan(msgspec.Struct, kw_only=True):
+    build: str
+    index: str  # the index the commit writes: the live version of a published index, else the location
+    embedder: str
+    docs: dict[str, str]  # every document the index will hold: doc_id → content hash
+    changed: list[str]  # new or changed documents: their rows are the shards'
+    removed: list[str]  # documents no source gives any more
+    kept: list[str]  # documents a source found unchanged without fetching them: the index keeps its rows
+    entries: dict[str, manifest.Entry]
+    validators: dict[str, dict[str, Any]]
+    previous_validators: dict[str, dict[str, Any]]
+    shards: list[str]  # shard keys
+    chunks: int  # chunks in the shards
+    sources: list[dict[str, Any]]  # what each source gave (the report's per-source counts)
+
+    @property
+    def items_key(self) -> str:
+        return items_key(self.build)
+
+
+def plan_key(build: str) -> str:
+    return f"{build}/plan.json"
+
+
+def items_key(build: str) -> str:
+    return f"{build}/items.json"
+
+
+def new_build() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+class Sourced(msgspec.Struct, kw_only=True):
+    """What the sources gave: {doc_id: (content hash, chunks, or None for a document its source found
+    unchanged)}, their manifest entries and fetch validators, and each source's counts."""
+
+    docs: dict[str, tuple[str, list[DocChunk] | None]]
+    entries: dict[str, manifest.Entry] = msgspec.field(default_factory=dict)
+    validators: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    sources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+def of_specs(specs: list[SourceSpec], settings: Settings) -> Source:
+    """The documents these sources give, as a build reads them."""
+    if not specs:
+        raise SourceError("no sources given")
+    return lambda previous, indexed: read_sources(specs, settings, previous, indexed)
+
+
+def read_sources(
+    specs: list[SourceSpec], settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
+) -> Sourced:
+    out = Sourced(docs={})
+    for spec in specs:
+        read = read_source(spec, settings, previous, indexed)
+        for page in read.pages:
+            if page.doc_id in out.docs:
+                raise SourceError(
+                    f"{spec.location}: document id {page.doc_id!r} is also given by another source; "
+                    "set a `prefix` on one of them"
+                )
+            out.docs[page.doc_id] = (page.hash, page.chunks)
+            if page.entry is not None:
+                out.entries[page.doc_id] = page.entry
+        out.validators |= read.validators
+        out.sources.append(
+            {"location": spec.location, "kind": spec.resolved().kind, "documents": len(read.pages)} | read.counts
+        )
+    return out
+
+
+#: what a build indexes: given the validators the last build kept and {doc_id: hash} the index holds, the documents
+Source = Callable[[dict[str, dict[str, Any]], dict[str, str]], Sourced]
+
+
+def plan_docs(
+    source: Source,
+    settings: Settings,
+    files: Files,
+    embedder_id: str,
+    s3: Any = None,
+) -> Plan:
+    """Plan a build of what `source` gives against the index `settings.index.uri` (its live version); the plan,
+    its shards and the Map's items are written to `files`."""
+    index = live_uri(settings.index.uri, s3)
+    db = connect(index, settings.storage_options())
+    table = db.open_table(settings.index.table) if settings.index.table in db.table_names() else None
+    indexed = doc_hashes(table) if table is not None and "url" in table.schema.names else {}
+    previous = validators.read(db, settings.index.table)
+    got = source(previous, indexed)
+    if not got.docs:
+        raise SourceError("the sources hold no documents to index")
+    docs = got.docs
+    changed = [d for d, (h, chunks) in docs.items() if chunks is not None and indexed.get(d) != h]
+    shards = cut([ShardDoc(d, docs[d][0], docs[d][1] or []) for d in changed], settings.index.shard_chunks, embedder_id)
+    for shard in shards:
+        shard_files.save(files, shard)
+    plan = Plan(
+        build=new_build(),
+        index=index,
+        embedder=embedder_id,
+        docs={d: h for d, (h, _) in docs.items()},
+        changed=sorted(changed),
+        removed=sorted(d for d in indexed if d not in docs),
+        kept=sorted(d for d, (_, chunks) in docs.items() if chunks is None),
+        entries=got.entries,
+        validators=got.validators,
+        previous_validators=previous,
+        shards=[s.key for s in shards],
+        chunks=sum(s.chunks for s in shards),
+        sources=got.sources,
+    )
+    write(files, plan)
+    log.info(
+        "build.planned",
+        build=plan.build,
+        docs=len(plan.docs),
+        changed=len(plan.changed),
+        removed=len(plan.removed),
+        shards=len(shards),
+        chunks=plan.chunks,
+    )
+    return plan
+
+
+def write(files: Files, plan: Plan) -> None:
+    files.put(items_key(plan.build), msgspec.json.encode([{"shard": k} for k in plan.shards]))
+    files.put(plan_key(plan.build), msgspec.json.encode(plan))
+
+
+def read(files: Files, build: str) -> Plan:
+    body = files.get(plan_key(build))
+    if body is None:
+        raise SourceError(f"no build {build!r} under {files.where}: it was committed, or never planned")
+    return msgspec.json.decode(body, type=Plan)
