@@ -17,7 +17,7 @@ from assist.build.shards import ShardDoc, cut
 from assist.index import manifest
 from assist.index.chunking import DocChunk
 from assist.index.pointer import live_uri
-from assist.index.store import connect, doc_hashes
+from assist.index.store import IndexUnavailable, connect, doc_hashes
 from assist.logs import get_logger
 from assist.sources import validators
 from assist.sources.spec import SourceError, SourceSpec
@@ -123,6 +123,9 @@ def plan_docs(
     if not got.docs:
         raise SourceError("the sources hold no documents to index")
     docs = got.docs
+    stale = [d for d, (h, chunks) in docs.items() if chunks is None and indexed.get(d) != h]
+    if stale:  # a source skipped what the index does not hold as it believed: fetch again, never guess
+        raise IndexUnavailable(f"{len(stale)} documents are not in the index as their source expected: {stale[:3]}")
     changed = [d for d, (h, chunks) in docs.items() if chunks is not None and indexed.get(d) != h]
     shards = cut([ShardDoc(d, docs[d][0], docs[d][1] or []) for d in changed], settings.index.shard_chunks, embedder_id)
     for shard in shards:
