@@ -17,8 +17,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assist import contracts
 from assist.aws.clients import client
-from assist.contracts import AskRequest
+from assist.contracts import Answer, AskRequest
 from assist.logs import get_logger
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
@@ -85,13 +86,13 @@ class AskStateMachine:
         output = json.loads(desc["output"]) if desc.get("output") else None
         return Execution(arn, desc["status"], output, desc.get("error"), desc.get("cause"), events, ms)
 
-    def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> dict[str, Any]:
+    def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> Answer:
         """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest.
         `budget_s`: the request's deadline from now (API_DEADLINE_S), which every task spends from."""
         ex = self.run(execution_input(req, owner, time.time() + budget_s if budget_s is not None else None))
         log.info("statemachine.executed", status=ex.status, states=ex.states, ms=ex.ms)
         answer = answer_of(ex.arn, ex.status, ex.output, ex.error, ex.cause)
-        answer.setdefault("trace", {})["execution"] = {"arn": ex.arn, "states": ex.states}
+        answer.trace.execution = contracts.Execution(arn=ex.arn, states=ex.states)
         return answer
 
 
@@ -129,7 +130,7 @@ class ServerlessStack:
     def stop(self) -> None:
         self._exit.close()
 
-    def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
+    def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
         assert self.machine is not None, "start() first"
         return self.machine.ask(req, owner, self.settings.api.deadline_s)
 

@@ -1,10 +1,12 @@
 """One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three
-and `stream` for the two-phase streamed variant.
+and `events` for the answer stage's typed events, which the stream renders and `answer` drains (ADR 0105).
 
 Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP API, the CLI) or as
 separate Step Functions tasks. This module runs the stages, whose rules live in their packages (ADR 0098); what the
-answer is built from is `context.py`, the streamed answer `streaming.py`, the turn's record (store, trace,
+answer is built from is `context.py`, the answer stage's events `answering.py`, the turn's record (store, trace,
 metrics) `recorder.py`, a session read back `sessions.py` (ADR 0073).
+
+Outside `ask/` an engine is used through its methods, and `settings` and `sessions`; its parts are its own.
 """
 
 from __future__ import annotations
@@ -12,18 +14,19 @@ from __future__ import annotations
 import contextvars
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from assist import contracts
-from assist.answer.not_covered import fixed_answer, near_misses
-from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
+from assist.ask.answering import Answering, Events, drained
+from assist.ask.context import Context, context_for
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
-from assist.ask.streaming import Event, stream
 from assist.contracts import Answer, AskRequest, Degraded, QueryType, RetrievalResult, Route, Site, TurnState, check_ask
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
@@ -53,6 +56,7 @@ class Engine:
         #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
         #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
         self.meter: Callable[[str], bool] | None = None
+        self._answering = Answering(self.context, self.recorder, parts.slots, self.model_call, settings)
 
     def manifest(self) -> list[Any] | None:
         """The corpus manifest's entries (ADR 0042); None when the index has none."""
@@ -174,20 +178,12 @@ class Engine:
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:
-        ctx = self.context(state)
-        turn = self.recorder.take(state)
-        if state.uncertain_reason:
-            return self.recorder.finish(state, fixed_answer(state), [], turn, near_misses(state))
-        slot = _route(state).model_slot
-        # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
-        fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
-        with stage(state, contracts.GenerateStage(slot=slot, skipped=fitted is None)) as st:
-            text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
-        return self.recorder.finish(state, text, ctx.chunks, turn)
+        """The answer stage, whole: its events (`answering.py`) read to the end in a loop of this call's own."""
+        return anyio.run(drained, self._answering.events(state, streamed=False))
 
-    def stream(self, state: TurnState) -> AsyncGenerator[Event, None]:
-        """Phase 2 of a prepared turn, streamed: `streaming.py`."""
-        return stream(self, state)
+    def events(self, state: TurnState) -> Events:
+        """Phase 2 of a prepared turn, streamed: the answer stage's events as the model writes (`answering.py`)."""
+        return self._answering.events(state)
 
     def context(self, state: TurnState) -> Context:
         """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
