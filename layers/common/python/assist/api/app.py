@@ -90,7 +90,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Answer] | No
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
-        return engine.sessions.transcript(session_id, caller(request, settings))
+        return engine.transcript(session_id, caller(request, settings))
 
     # deferred, ADR 0104: the answer app's alone; the classify and retrieve apps, which share `service`, never load
     # the chat page and the widget's rules (0.045 s; tests/integration/test_web_page.py)

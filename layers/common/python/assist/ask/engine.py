@@ -27,7 +27,21 @@ from assist.ask.answering import Answering, Events, drained
 from assist.ask.context import Context, context_for
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
-from assist.contracts import Answer, AskRequest, Degraded, QueryType, RetrievalResult, Route, Site, TurnState, check_ask
+from assist.contracts import (
+    Answer,
+    AskRequest,
+    Degraded,
+    Feedback,
+    FeedbackRequest,
+    QueryType,
+    RetrievalResult,
+    Route,
+    Site,
+    Transcript,
+    TurnState,
+    check_ask,
+)
+from assist.embed.build import lazy_embedder
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
@@ -37,7 +51,9 @@ from assist.trace import stage
 
 if TYPE_CHECKING:
     from assist.ask.parts import Parts
+    from assist.embed.base import Embedder
     from assist.retrieve.search import Retriever
+    from assist.sessions.store import Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -47,33 +63,49 @@ MEMORY_SOURCES = 8
 class Engine:
     def __init__(self, settings: Settings, parts: Parts) -> None:
         self.settings = settings
-        self.parts = parts
-        self.embedder = parts.embedder  # the classifier's and the retriever's, shared with the insights page
+        self._parts = parts
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
-        self.recorder = TurnRecorder(parts.store, self._submit)
-        self.sessions = Sessions(parts.store)
+        self._recorder = TurnRecorder(parts.store, self._submit)
+        self._sessions = Sessions(parts.store)
         #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
         #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
         self.meter: Callable[[str], bool] | None = None
-        self._answering = Answering(self.context, self.recorder, parts.slots, self.model_call, settings)
+        self._answering = Answering(self.context, self._recorder, parts.slots, self.model_call, settings)
+
+    # -- what the ways in read besides a turn -----------------------------------------
+    def transcript(self, session_id: str, owner: str) -> Transcript:
+        """The session as its owner reads it back (`sessions.py`)."""
+        return self._sessions.transcript(session_id, owner)
+
+    def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
+        """A person's verdict on one of their turns, recorded (or replaced)."""
+        return self._sessions.feedback(session_id, owner, turn, req)
+
+    def store(self) -> Store:
+        """The session store (the one SESSION_STORE names), opened on first use: the insights page reads it."""
+        return self._parts.store()
+
+    def embedder(self) -> Embedder:
+        """The classifier's and the retriever's embedder, loaded on first use (the insights page, the doctor)."""
+        return (self._parts.embedder or lazy_embedder(self.settings))()
 
     def manifest(self) -> list[Any] | None:
         """The corpus manifest's entries (ADR 0042); None when the index has none."""
-        corpus = self.parts.corpus() if self.parts.corpus else None
+        corpus = self._parts.corpus() if self._parts.corpus else None
         return corpus.entries if corpus is not None else None
 
     def warm(self) -> None:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
-        self.parts.cascade().warm()
-        self.parts.retriever()
+        self._parts.cascade().warm()
+        self._parts.retriever()
         if self.settings.ollama.warm_up:
-            self.parts.slots().warm_up()
+            self._parts.slots().warm_up()
 
     def retriever(self) -> Retriever:
         """The index, opened on first use (a search or a lookup outside a turn: the MCP tools)."""
-        return self.parts.retriever()
+        return self._parts.retriever()
 
     # -- the stages ----------------------------------------------------------------
     def start(
@@ -91,7 +123,7 @@ class Engine:
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
         it while the model answers (one process); a state that travels to another process takes it here."""
-        req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
+        req, store, cascade = state.request, self._parts.store(), self._parts.cascade()
         ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
         with stage(state, contracts.HistoryStage()) as st:
@@ -110,7 +142,7 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            resolve_search_query(state, self.parts.slots, self.settings, may_call)
+            resolve_search_query(state, self._parts.slots, self.settings, may_call)
         return state
 
     def model_call(self, state: TurnState) -> bool:
@@ -138,9 +170,9 @@ class Engine:
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
-            recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
+            recognize_turn(state, self._parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
-                judge_turn(state, query, route.lexical_query, st, self.parts.retriever, self.settings)
+                judge_turn(state, query, route.lexical_query, st, self._parts.retriever, self.settings)
         return state
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
@@ -150,7 +182,7 @@ class Engine:
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
         """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it."""
         try:
-            return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
+            return self._parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult.failed(Degraded.INDEX_UNAVAILABLE)
@@ -170,7 +202,7 @@ class Engine:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
         with stage(state, contracts.MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
-            state.memory = self.parts.retriever().fetch(cited) if cited else []
+            state.memory = self._parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
         return state
 
@@ -187,7 +219,7 @@ class Engine:
 
     def context(self, state: TurnState) -> Context:
         """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
-        return context_for(state, self.parts.corpus, self.settings, self.recall)
+        return context_for(state, self._parts.corpus, self.settings, self.recall)
 
 
 def _route(state: TurnState) -> Route:

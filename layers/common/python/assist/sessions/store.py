@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, UncertainReason
+from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType
 from assist.errors import AssistError
 from assist.logs import get_logger
-from assist.sessions.items import ExportMark
+from assist.sessions.items import ExportMark, Turn
 from assist.sessions.keys import HEADER_TURN, LAST_KEY
 from assist.tables.base import Backend, guarded
 
@@ -61,24 +61,6 @@ class ExportBusy(AssistError):
 
 
 BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
-
-
-@dataclass
-class Turn:
-    session_id: str
-    number: int
-    request_id: str
-    message: str
-    answer: str
-    entry: IntentEntry
-    owner: str = "anonymous"
-    sources: list[str] = field(default_factory=list)
-    degraded: list[Degraded] = field(default_factory=list)
-    history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
-    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
-    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
-    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
-    page: str | None = None  # and the page of the site it was asked on
 
 
 class TurnRecord(msgspec.Struct):
