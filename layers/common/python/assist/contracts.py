@@ -594,6 +594,8 @@ class TranscriptTurn(msgspec.Struct):
 
 
 class TranscriptIntent(msgspec.Struct):
+    """A stored intent-history entry, as the store reads it back and a transcript shows it."""
+
     turn: int
     type: QueryType
     topic: str

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType
+from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, TranscriptIntent
 from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.sessions.items import ExportMark, Turn
@@ -77,16 +77,6 @@ class TurnRecord(msgspec.Struct):
     degraded: list[Degraded] = msgspec.field(default_factory=list)
     created_at: str = ""
     feedback: Feedback | None = None
-
-
-class IntentRecord(msgspec.Struct):
-    """A stored intent-history entry, as a transcript shows it."""
-
-    turn: int
-    type: QueryType
-    topic: str
-    layer: Layer = Layer.UNKNOWN
-    confidence: float = 0.0
 
 
 def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
@@ -190,11 +180,13 @@ class Store(Backend):
         return item
 
     @guarded
-    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[TurnRecord], list[IntentRecord]]:
+    def transcript(
+        self, session_id: str, owner: str, limit: int = 200
+    ) -> tuple[list[TurnRecord], list[TranscriptIntent]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
         self.check_owner(session_id, owner)
         turns = records(self.messages(session_id, limit=limit), TurnRecord)
-        return turns, records(self.intents(session_id, limit=limit), IntentRecord)
+        return turns, records(self.intents(session_id, limit=limit), TranscriptIntent)
 
     @guarded
     def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[TurnRecord]:
