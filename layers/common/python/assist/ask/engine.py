@@ -6,7 +6,7 @@ separate Step Functions tasks. This module runs the stages, whose rules live in 
 answer is built from is `context.py`, the answer stage's events `answering.py`, the turn's record (store, trace,
 metrics) `recorder.py`, a session read back `sessions.py` (ADR 0073).
 
-Outside `ask/` an engine is used through its methods, and `settings` and `sessions`; its parts are its own.
+Outside `ask/` an engine is used through its methods and its `settings`; its parts are its own.
 """
 
 from __future__ import annotations
