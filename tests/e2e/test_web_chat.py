@@ -24,7 +24,7 @@ import pytest
 from assist.aws.clients import client
 from assist.contracts import IntentEntry, QueryType
 from assist.sessions.dynamodb import DynamoDBStore
-from assist.sessions.store import Turn
+from assist.sessions.items import Turn
 from assist.settings import Settings
 from tests.conftest import DOCS, ROOT
 from tests.e2e.test_local_stack import ASSIST, stop

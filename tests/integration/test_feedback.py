@@ -142,7 +142,7 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
     engine = build_engine(s, ddb)
     for n in range(3):
         engine.ask(AskRequest(session_id="fb-export", message=f"How do I rebuild the index, take {n}?"), owner="u")
-    engine.sessions.feedback(
+    engine.feedback(
         "fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="ring +34 600 123 456")
     )
     sink = LocalSink(tmp_path / "labels")
@@ -153,13 +153,13 @@ def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_c
 
     first = {r["turn"]: r for r in records()}
     assert [first[t]["label_source"] for t in (1, 2, 3)] == ["router", "user", "router"]
-    routed = engine.sessions.transcript("fb-export", "u").turns[1].type
+    routed = engine.transcript("fb-export", "u").turns[1].type
     assert (first[2]["type"], first[2]["routed_type"], first[2]["revision"]) == ("PLATFORM", routed, 1)
     assert first[2]["feedback"]["comment"] == "ring <PHONE>"
     assert "600 123 456" not in json.dumps(records())
 
     # the person changes their mind after the export: the next run carries the turn again, a later revision
-    engine.sessions.feedback("fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.CODE_GENERATION))
+    engine.feedback("fb-export", "u", 2, FeedbackRequest(rating="down", type=QueryType.CODE_GENERATION))
     again = LabelExporter(s, open_store(s, ddb), sink).run(force=True)
     assert again.records == 1
     examples, _ = read_sources([str(tmp_path / "labels")])

@@ -39,11 +39,9 @@ def env(docs_index: Settings):
     engine = build_engine(s, ddb)
     for i, q in enumerate(GAPS):  # the docs say nothing of these (the retriever may still be confident): 👎
         engine.ask(AskRequest(session_id=f"gap-{i}", message=q), owner="u")
-        engine.sessions.feedback(f"gap-{i}", "u", 1, FeedbackRequest(rating="down"))
+        engine.feedback(f"gap-{i}", "u", 1, FeedbackRequest(rating="down"))
     engine.ask(AskRequest(session_id="ok", message="How is the engine configured?"), owner="u")
-    engine.sessions.feedback(
-        "ok", "u", 1, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="call 600 123 456")
-    )
+    engine.feedback("ok", "u", 1, FeedbackRequest(rating="down", type=QueryType.PLATFORM, comment="call 600 123 456"))
     return s, engine
 
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from assist.ask.build import build_engine, lazy_retriever
+from assist.ask.build import build_engine, build_parts, lazy_retriever
+from assist.ask.engine import Engine
 from assist.aws.clients import client
 from assist.contracts import AskRequest, QueryType
 from assist.settings import Settings
@@ -43,10 +44,8 @@ def engine_and_counter(docs_index: Settings, ollama):
     s = docs_index.with_(
         ollama={"host": ollama.url, "model_name": "main-model:1b", "model_name_conversational": "light-model:0.5b"}
     )
-    engine = build_engine(s, client("dynamodb", s))
     counter = Counting(s)
-    engine.parts = replace(engine.parts, retriever=counter)
-    return engine, counter
+    return Engine(s, replace(build_parts(s, client("dynamodb", s)), retriever=counter)), counter
 
 
 def test_seed_003_plan_search_only_for_new_topics(engine_and_counter, ollama, session_id):

@@ -142,7 +142,7 @@ WRITER = """
 import sys
 from assist.contracts import IntentEntry, QueryType
 from assist.sessions.sqlite import SQLiteStore
-from assist.sessions.store import Turn
+from assist.sessions.items import Turn
 store = SQLiteStore(sys.argv[1])
 for i in range(int(sys.argv[3])):
     n = store.begin_turn("shared", "me")

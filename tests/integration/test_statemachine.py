@@ -217,10 +217,10 @@ def test_the_model_answers_from_the_chunks_that_travelled_through_the_state_mach
         answer = stack.ask(AskRequest(session_id=session_id, message=QUESTION))
     finally:
         stack.stop()
-    assert answer["answer"] == "Routing decides by layers [1]."
-    assert answer["degraded"] == []
+    assert answer.answer == "Routing decides by layers [1]."
+    assert answer.degraded == []
     (call,) = ollama.calls("/api/chat")
-    assert answer["sources"][0]["title"] in call.body["messages"][-1]["content"]
+    assert answer.sources[0].title in call.body["messages"][-1]["content"]
 
 
 def test_a_conversational_turn_after_long_messages_stays_under_the_payload_limit(stack, api, session_id):

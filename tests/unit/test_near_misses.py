@@ -6,8 +6,9 @@ from __future__ import annotations
 import msgspec
 
 from assist.api.answers import cited
+from assist.ask.answering import with_passages
 from assist.ask.recorder import sources_of
-from assist.contracts import Chunk, Source
+from assist.contracts import Chunk, Layer, QueryType, Route, RouteEvent, Slot, Source, UncertainReason, on_wire
 from assist.widget.events import for_visitor
 
 CHUNKS = [
@@ -29,9 +30,8 @@ def test_near_misses_are_marked_and_cited_sources_keep_their_wire_form():
 
 
 def test_near_misses_are_no_citations_in_the_text_footer():
-    near = msgspec.to_builtins(sources_of(CHUNKS, near_miss=True))
-    assert cited(near) == ""  # the fixed answer's text lists them already, with their pages (ADR 0084)
-    footer = cited(msgspec.to_builtins(sources_of(CHUNKS)))
+    assert cited(sources_of(CHUNKS, near_miss=True)) == ""  # the fixed answer's text lists them already (ADR 0084)
+    footer = cited(sources_of(CHUNKS))
     assert footer == (
         "\n\nSources:\n[1] Routing › Layers (routing#layers:0) file:///docs/routing.md#layers"
         "\n[2] API › API (api#ask:1)"
@@ -39,12 +39,15 @@ def test_near_misses_are_no_citations_in_the_text_footer():
 
 
 def test_a_visitor_sees_the_near_miss_mark_but_not_the_score():
-    sources = msgspec.to_builtins(sources_of(CHUNKS, near_miss=True))
-    near = [{**s, "passage": c.text} for s, c in zip(sources, CHUNKS, strict=True)]
-    route = for_visitor("route", {"type": "RETRIEVAL", "sources": near, "uncertain": True})
-    assert route is not None
-    assert [(s["id"], s["near_miss"], s["passage"]) for s in route["sources"]] == [
+    near = with_passages(sources_of(CHUNKS, near_miss=True), CHUNKS)
+    route = Route(QueryType.RETRIEVAL, Layer.DECLARED, 1.0, "declared", Slot.MAIN)
+    seen = for_visitor(RouteEvent(route, near, [], True, UncertainReason.OUT_OF_SCOPE))
+    assert seen is not None
+    name, payload = on_wire(seen)
+    assert (name, payload["uncertain"], payload["type"]) == ("route", True, "RETRIEVAL")
+    assert "reason" not in payload  # the route's own reason is the trace's internals
+    assert [(s["id"], s["near_miss"], s["passage"]) for s in payload["sources"]] == [
         ("routing#layers:0", True, "Rules first."),
         ("api#ask:1", True, "POST /v1/ask."),
     ]
-    assert all("score" not in s for s in route["sources"])
+    assert all("score" not in s for s in payload["sources"])

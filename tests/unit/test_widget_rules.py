@@ -13,7 +13,7 @@ from assist.api.widget import _page
 from assist.contracts import InvalidRequest
 from assist.settings import Settings, SettingsError, WeakKey, check_strength
 from assist.widget.address import UNKNOWN, Addresses
-from assist.widget.gate import Effective, KeyCache
+from assist.widget.gate import KeyCache, effective_limits
 from assist.widget.origins import normalize
 from assist.widget.store.store import Limits, SiteKey
 from assist.widget.tokens import (
@@ -119,9 +119,9 @@ def test_x_forwarded_for_is_read_only_from_a_named_proxy_and_ipv6_is_grouped_by_
 def test_a_key_keeps_its_own_limits_and_follows_the_defaults_for_the_rest():
     s = Settings().with_(widget={"visitor_questions": 20, "daily_model_calls": 2000})
     key = SiteKey(key="pk_x", origins=[], created_at="", limits=Limits(visitor_questions=5))
-    limits = Effective.of(key, s)
+    limits = effective_limits(key, s)
     assert (limits.visitor_questions, limits.daily_model_calls) == (5, 2000)
-    assert Effective.of(key, s.with_(widget={"daily_model_calls": 10})).daily_model_calls == 10
+    assert effective_limits(key, s.with_(widget={"daily_model_calls": 10})).daily_model_calls == 10
 
 
 def test_a_visitor_token_verifies_only_as_issued():

@@ -12,8 +12,8 @@ from typing import Any
 from assist.aws.clients import client
 from assist.contracts import IntentEntry, QueryType
 from assist.sessions.dynamodb import DynamoDBStore
+from assist.sessions.items import Turn
 from assist.sessions.sqlite import SQLiteStore
-from assist.sessions.store import Turn
 from assist.settings import Settings
 from assist_dev.local.resources import ensure_resources
 from assist_dev.local.stack import MotoServer, local_settings

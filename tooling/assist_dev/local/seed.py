@@ -8,7 +8,7 @@ from typing import Any
 
 from assist.contracts import IntentEntry, QueryType
 from assist.sessions.dynamodb import DynamoDBStore
-from assist.sessions.store import Turn
+from assist.sessions.items import Turn
 from assist.settings import Settings
 
 

@@ -19,8 +19,9 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from assist import contracts
 from assist.aws.clients import client
-from assist.contracts import AskRequest
+from assist.contracts import Answer, AskRequest
 from assist.logs import get_logger
 from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
@@ -61,15 +62,12 @@ def enable_interpreter(moto_url: str) -> None:
         resp.read()
 
 
-class AskStateMachine:
+class StateMachine:
+    """A state machine in the moto server: start an execution, poll it to its end."""
+
     def __init__(self, sfn: Any, arn: str) -> None:
         self._sfn = sfn
         self.arn = arn
-
-    @classmethod
-    def create(cls, sfn: Any, definition: str, name: str = "assist-ask") -> AskStateMachine:
-        resp = sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE, type="EXPRESS")
-        return cls(sfn, resp["stateMachineArn"])
 
     def run(self, payload: dict[str, Any], wait_s: float = WAIT_S, pause_cap: float = 0.01) -> Execution:
         t0 = time.perf_counter()
@@ -88,17 +86,24 @@ class AskStateMachine:
         output = json.loads(desc["output"]) if desc.get("output") else None
         return Execution(arn, desc["status"], output, desc.get("error"), desc.get("cause"), events, ms)
 
-    def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> dict[str, Any]:
+
+class AskStateMachine(StateMachine):
+    @classmethod
+    def create(cls, sfn: Any, definition: str, name: str = "assist-ask") -> AskStateMachine:
+        resp = sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE, type="EXPRESS")
+        return cls(sfn, resp["stateMachineArn"])
+
+    def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> Answer:
         """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest.
         `budget_s`: the request's deadline from now (API_DEADLINE_S), which every task spends from."""
         ex = self.run(execution_input(req, owner, time.time() + budget_s if budget_s is not None else None))
         log.info("statemachine.executed", status=ex.status, states=ex.states, ms=ex.ms)
         answer = answer_of(ex.arn, ex.status, ex.output, ex.error, ex.cause)
-        answer.setdefault("trace", {})["execution"] = {"arn": ex.arn, "states": ex.states}
+        answer.trace.execution = contracts.Execution(arn=ex.arn, states=ex.states)
         return answer
 
 
-class IndexStateMachine(AskStateMachine):
+class IndexStateMachine(StateMachine):
     """The index build: Plan, the Distributed Map of embed workers, Commit (ADR 0120)."""
 
     @classmethod
@@ -116,7 +121,7 @@ class IndexStateMachine(AskStateMachine):
 
 
 class ServerlessStack:
-    """The five functions behind the local Lambda endpoint, and the ask state machine in the moto server."""
+    """The five functions behind the local Lambda endpoint, and the state machines in the moto server."""
 
     def __init__(self, settings: Settings, moto_url: str, name: str = "assist-ask") -> None:
         self.settings = settings
@@ -157,7 +162,7 @@ class ServerlessStack:
         assert self.index_machine is not None, "start() first"
         return self.index_machine.build(sources_file)
 
-    def ask(self, req: AskRequest, owner: str = "anonymous") -> dict[str, Any]:
+    def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
         assert self.machine is not None, "start() first"
         return self.machine.ask(req, owner, self.settings.api.deadline_s)
 

@@ -9,7 +9,7 @@ deciding layer, the retrieval confidence, the query kind, the degraded and uncer
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -448,6 +448,7 @@ class Trace(msgspec.Struct):
     stages: list[AnyStage]
     history: list[str]  # the intent history the classifier saw, `[TYPE] "topic"`
     execution: Execution | UnsetType = UNSET
+    error: str | UnsetType = UNSET  # the failed state machine step's error, in its degraded answer
 
 
 class RetrievalInfo(msgspec.Struct):
@@ -493,6 +494,77 @@ def to_builtins(obj: Any) -> Any:
     return msgspec.to_builtins(obj)
 
 
+# -- the answer's events (ADR 0105) -------------------------------------------------------------------------------
+# One generator yields them (ask/answering.py): the stream (`/v1/ask/stream`, the OpenAI stream) renders each as it
+# comes, `Engine.answer` keeps the `DoneEvent`'s answer. On the wire an event is its `name` and one JSON object:
+# the fields, with those of its `inline` field spread first (docs/api.md, "Streaming").
+
+
+class PassageSource(Source):
+    """A source with the passage it stands for: what the answer is built from, for a reader to see."""
+
+    passage: str | UnsetType = UNSET  # unset in a replayed answer's route event (its record keeps no passages)
+
+
+class Event(msgspec.Struct):
+    name: ClassVar[str]
+    inline: ClassVar[str | None] = None  # the field whose keys the wire spreads into the event's own
+
+
+class RouteEvent(Event):
+    """The route, at once, before the model is read: the sources the model will see, and the turn's verdict."""
+
+    name: ClassVar[str] = "route"
+    inline: ClassVar[str | None] = "route"
+    route: Route
+    sources: list[PassageSource]
+    degraded: list[Degraded]
+    uncertain: bool | UnsetType = UNSET  # unset in a replayed answer's route event, as recorded
+    uncertain_reason: UncertainReason | UnsetType | None = UNSET
+
+
+class TokenEvent(Event):
+    """A piece of the answer's text, in order: the pieces joined are the answer."""
+
+    name: ClassVar[str] = "token"
+    text: str
+
+
+class ThinkingEvent(Event):
+    """A piece of the model's own reasoning (a slot that thinks), shown apart from the answer."""
+
+    name: ClassVar[str] = "thinking"
+    text: str
+
+
+class DoneEvent(Event):
+    """The turn, written: its whole answer, and the model's figures."""
+
+    name: ClassVar[str] = "done"
+    inline: ClassVar[str | None] = "answer"
+    answer: Answer
+    usage: dict[str, int | str] | UnsetType = UNSET  # unset when replayed from a record made by /v1/ask
+
+
+class ErrorEvent(Event):
+    """The stream failed after its status line was sent (`detail`: what a caller may read)."""
+
+    name: ClassVar[str] = "error"
+    detail: str
+
+
+#: what the answer stage yields, in order: route, thinking and tokens, done
+AnswerEvent = RouteEvent | TokenEvent | ThinkingEvent | DoneEvent
+
+
+def on_wire(event: Event) -> tuple[str, dict[str, Any]]:
+    """The event's name and its JSON object, as every stream carries it."""
+    fields = msgspec.to_builtins(event)
+    if event.inline is None:
+        return event.name, fields
+    return event.name, {**fields.pop(event.inline), **fields}
+
+
 class FeedbackRequest(msgspec.Struct, forbid_unknown_fields=True):
     """A person's verdict on one answer: thumbs up or down, and optionally the type it should have had."""
 
@@ -522,6 +594,8 @@ class TranscriptTurn(msgspec.Struct):
 
 
 class TranscriptIntent(msgspec.Struct):
+    """A stored intent-history entry, as the store reads it back and a transcript shows it."""
+
     turn: int
     type: QueryType
     topic: str

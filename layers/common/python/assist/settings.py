@@ -353,8 +353,24 @@ class Insights(Section, frozen=True, kw_only=True, rename=_prefixed("INSIGHTS_")
     max_entries: int = 50_000  # the insights page reads at most this many history entries (newest days first)
 
 
-class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
-    """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091)."""
+class VisitorLimits(msgspec.Struct, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
+    """The widget's limits, named here once (ADR 0106): the deployment's defaults (the `Widget` section's
+    WIDGET_* variables), each site key's own (`widget/store/store.Limits`, unset where the key did not choose),
+    the limits in force (`widget/gate.effective_limits`) and `assist keys create`'s options are these fields."""
+
+    visitor_questions: int = 20  # questions per visitor per window
+    visitor_window_s: int = 600
+    key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
+    key_burst: int = 30  # questions a key may get at once above that rate
+    ip_requests: int = 120  # requests per source address per window: tokens, questions, history, feedback
+    ip_window_s: int = 600
+    new_visitors: int = 20  # new visitor ids an address gets per address window
+    daily_model_calls: int = 2000  # model calls (any stage's) a key's visitors make per UTC day; then none
+
+
+class Widget(Section, VisitorLimits, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
+    """The embeddable widget: site keys, visitor tokens, abuse limits (docs/widget.md, ADRs 0087-0091); each site
+    key's limits default to the `VisitorLimits` this section inherits, unless the key sets its own."""
 
     table: str = "assist-widget"  # DynamoDB: site keys and counters (the embedded store keeps them in its file)
     # the HMAC key of visitor tokens (32 bytes at least); unset: WIDGET_TOKEN_KEY_SECRET's, else one made once and
@@ -372,15 +388,6 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     address_from: Literal["socket", "lambda-web-adapter"] = "socket"
     # proxies (CIDRs) whose X-Forwarded-For entries are trusted; empty: X-Forwarded-For is never read
     trusted_proxies: tuple[str, ...] = ()
-    # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
-    visitor_questions: int = 20  # questions per visitor per window
-    visitor_window_s: int = 600
-    key_rate_per_s: float = 2.0  # a key's steady rate of questions, all its visitors together
-    key_burst: int = 30  # questions a key may get at once above that rate
-    ip_requests: int = 120  # requests per source address per window: tokens, questions, history, feedback
-    ip_window_s: int = 600
-    new_visitors: int = 20  # new visitor ids an address gets per address window
-    daily_model_calls: int = 2000  # model calls (any stage's) a key's visitors make per UTC day; then none
 
     secret: ClassVar[frozenset[str]] = frozenset({"token_key", "token_key_previous"})
 

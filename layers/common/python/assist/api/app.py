@@ -23,7 +23,18 @@ from assist.api.identity import VISITOR_SCOPE_KEY, caller, token_guard
 from assist.api.insights import insights_routes
 from assist.api.schema import WireSchema
 from assist.api.ways_in import ways_in
-from assist.contracts import SESSION_ID_PATTERN, Answer, AskRequest, InvalidRequest, Transcript, check_ask
+from assist.contracts import (
+    SESSION_ID_PATTERN,
+    Answer,
+    AnswerEvent,
+    AskRequest,
+    ErrorEvent,
+    Event,
+    InvalidRequest,
+    Transcript,
+    check_ask,
+    on_wire,
+)
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 from assist.tables.base import StoreUnavailable
@@ -36,14 +47,14 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 
-def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None = None) -> Litestar:
+def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Answer] | None = None) -> Litestar:
     """`ask_via(request, owner)` answers /v1/ask another way than `engine.ask` (the local stack: through
     the state machine)."""
     settings = engine.settings
     answer = ask_via or (lambda data, owner: engine.ask(data, owner=owner))
     keyed = Idempotency(settings)  # Idempotency-Key on the routes that store a turn
 
-    def run_ask(data: AskRequest, owner: str) -> Any:
+    def run_ask(data: AskRequest, owner: str) -> Answer:
         check_ask(data, settings)  # here, not in the first task: a state machine never starts on a request it refuses
         return answer(data, owner)
 
@@ -79,7 +90,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     def session(session_id: str, request: Request) -> Transcript:
         if not re.match(SESSION_ID_PATTERN, session_id):
             raise InvalidRequest("session_id must be 1-128 of letters, digits and _ . : -")
-        return engine.sessions.transcript(session_id, caller(request, settings))
+        return engine.transcript(session_id, caller(request, settings))
 
     # deferred, ADR 0104: the answer app's alone; the classify and retrieve apps, which share `service`, never load
     # the chat page and the widget's rules (0.045 s; tests/integration/test_web_page.py)
@@ -150,31 +161,32 @@ def service(
 
 
 async def _events(
-    first: tuple[str, dict[str, Any]],
-    rest: AsyncGenerator[tuple[str, dict[str, Any]], None],
-    seen_as: Callable[[str, dict[str, Any]], dict[str, Any] | None] | None = None,
+    first: AnswerEvent,
+    rest: AsyncGenerator[AnswerEvent, None],
+    seen_as: Callable[[AnswerEvent], Event | None] | None = None,
 ) -> AsyncIterator[ServerSentEventMessage]:
     """The stream's messages; through `seen_as` when the caller sees less (a widget visitor: without the trace's
     internals, widget/events.py)."""
 
-    def shown(name: str, payload: dict[str, Any]) -> ServerSentEventMessage | None:
-        seen = seen_as(name, payload) if seen_as is not None else payload
-        return None if seen is None else _message(name, seen)
+    def shown(event: AnswerEvent) -> ServerSentEventMessage | None:
+        seen = seen_as(event) if seen_as is not None else event
+        return None if seen is None else _message(seen)
 
     try:
-        if (message := shown(*first)) is not None:
+        if (message := shown(first)) is not None:
             yield message
-        async for name, payload in rest:
-            if (message := shown(name, payload)) is not None:
+        async for event in rest:
+            if (message := shown(event)) is not None:
                 yield message
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
-        yield _message("error", {"detail": _safe_detail(exc)})
+        yield _message(ErrorEvent(_safe_detail(exc)))
     finally:
         await rest.aclose()  # a client gone mid-stream: phase 2 closes the model stream and writes the turn
 
 
-def _message(name: str, payload: dict[str, Any]) -> ServerSentEventMessage:
+def _message(event: Event) -> ServerSentEventMessage:
+    name, payload = on_wire(event)
     return ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
 
 

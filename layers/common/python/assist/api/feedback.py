@@ -31,6 +31,6 @@ def feedback_routes(engine: Engine) -> list[Any]:
         owner = caller(request, engine.settings)
         if data.type is not None and VISITOR_SCOPE_KEY in request.scope:  # anonymous labels would train the router
             raise InvalidRequest("a visitor rates an answer up or down; the type it should have had is for users")
-        return engine.sessions.feedback(session_id, owner, int(turn), data)
+        return engine.feedback(session_id, owner, int(turn), data)
 
     return [feedback]

@@ -27,7 +27,7 @@ import msgspec
 from litestar.exceptions import ClientException, ServiceUnavailableException, ValidationException
 
 from assist.aws.clients import client
-from assist.contracts import Answer
+from assist.contracts import Answer, AnswerEvent, DoneEvent, PassageSource, RouteEvent, TokenEvent, on_wire
 from assist.lazy import Lazy
 from assist.logs import get_logger
 
@@ -45,7 +45,7 @@ KEY_HEADER = "idempotency-key"
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII, as the IETF draft's examples (UUIDs and the like)
 KEY_PREFIX = "assist"  # one namespace for every function: the Ask and stream functions share the records
 POLL_S = 0.1
-Events = AsyncGenerator[tuple[str, dict[str, Any]], None]
+Events = AsyncGenerator[AnswerEvent, None]
 
 
 class Idempotency:
@@ -87,7 +87,7 @@ class Idempotency:
             if claim is not None:
                 await anyio.to_thread.run_sync(claim.release)
             raise
-        stream = engine.stream(state)
+        stream = engine.events(state)
         return stream if claim is None else claim.recorded(stream)
 
     # -- the claim -----------------------------------------------------------------------
@@ -163,15 +163,15 @@ class Claim:
             log.warning("idempotency.release_failed", error=type(exc).__name__)
 
     async def recorded(self, stream: Events) -> Events:
-        """The stream passed through; its `done` answer recorded under the key. A stream that ends
-        without one (a failure, a client gone) gives the key back."""
+        """The stream passed through; its `done` answer recorded under the key (as the wire carries it). A stream
+        that ends without one (a failure, a client gone) gives the key back."""
         done = False
         try:
-            async for name, payload in stream:
-                if name == "done":
-                    await anyio.to_thread.run_sync(self.complete, payload)
+            async for event in stream:
+                if isinstance(event, DoneEvent):
+                    await anyio.to_thread.run_sync(self.complete, on_wire(event)[1])
                     done = True
-                yield name, payload
+                yield event
         finally:  # shielded: a cancelled response (client gone) must still end the turn and free the key
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
@@ -179,11 +179,13 @@ class Claim:
                     await anyio.to_thread.run_sync(self.release)
 
 
-async def replayed(answer: dict[str, Any]) -> Events:
-    """A recorded answer as a stream's events: route, one token with the whole text, done."""
-    yield "route", {**answer["route"], "sources": answer["sources"], "degraded": answer["degraded"]}
-    yield "token", {"text": answer["answer"]}
-    yield "done", answer
+async def replayed(record: dict[str, Any]) -> Events:
+    """A recorded answer as a stream's events: route, one token with the whole text, done (with the model's
+    figures when a stream recorded it)."""
+    answer = msgspec.convert(record, Answer)
+    yield RouteEvent(answer.route, msgspec.convert(record["sources"], list[PassageSource]), answer.degraded)
+    yield TokenEvent(answer.answer)
+    yield DoneEvent(answer, usage=record.get("usage", msgspec.UNSET))
 
 
 def persistence_layer(settings: Settings, dynamodb: Any = None) -> BasePersistenceLayer:

@@ -8,7 +8,6 @@ from litestar import MediaType, Request, get
 
 from assist.api.admin import require_admin
 from assist.api.identity import caller
-from assist.embed.build import lazy_embedder
 from assist.insights.render import build
 from assist.logs import get_logger
 
@@ -20,8 +19,6 @@ log = get_logger(__name__)
 
 def insights_routes(engine: Engine) -> list[Any]:
     settings = engine.settings
-    embedder = engine.embedder or lazy_embedder(settings)
-    store = engine.parts.store  # the engine's: the one SESSION_STORE names, opened on its first use
 
     @get(
         "/insights",
@@ -32,7 +29,7 @@ def insights_routes(engine: Engine) -> list[Any]:
     def insights(request: Request, days: int = 7) -> str:
         caller(request, settings)  # someone identified, as on every route
         require_admin(request, settings)  # and an admin: the page shows every user's questions
-        return build(settings, store(), embedder, days, calibration())[0]
+        return build(settings, engine.store(), engine.embedder, days, calibration())[0]
 
     def calibration() -> dict[str, Any] | None:
         """The searched index version's verdict calibration (ADR 0096); an index that cannot be opened has none
@@ -41,7 +38,7 @@ def insights_routes(engine: Engine) -> list[Any]:
         if settings.api.ask_state_machine_arn:
             return None
         try:
-            c = engine.parts.retriever().calibration()
+            c = engine.retriever().calibration()
         except Exception as exc:  # the page is about the history; the index's state is doctor's to report
             log.warning("insights.no_calibration", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return None

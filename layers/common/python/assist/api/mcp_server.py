@@ -20,7 +20,7 @@ from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
 from assist.api.identity import OWNER_SCOPE_KEY
-from assist.contracts import AskRequest
+from assist.contracts import Answer, AskRequest
 from assist.errors import AssistError, problem
 from assist.index import lance
 from assist.retrieve.documents import list_documents as listing
@@ -69,7 +69,7 @@ ASK = (
 
 # 87 lines: the MCP tools are closures over the engine, registered on one server whose SDK reads their signatures
 def build_server(
-    engine: Engine, run_ask: Callable[[AskRequest, str], Any] | None = None, owner: str = "anonymous"
+    engine: Engine, run_ask: Callable[[AskRequest, str], Answer] | None = None, owner: str = "anonymous"
 ) -> MCPServer:
     """`run_ask(request, owner)` answers `ask` (default: the engine in-process); `owner` is the caller
     where the transport names none (stdio)."""
@@ -144,12 +144,12 @@ def build_server(
         session = session_id or f"mcp-{uuid.uuid4().hex}"
         try:
             req = msgspec.convert({"session_id": session, "message": message}, AskRequest)
-            answer = msgspec.to_builtins(answer_with(req, _owner(ctx, owner)))
+            answer = answer_with(req, _owner(ctx, owner))
         except msgspec.ValidationError as exc:
             raise ToolError(f"session_id must be 1-128 of letters, digits and _ . : - ({exc})") from exc
         except AssistError as exc:
             raise ToolError(problem(exc)["detail"]) from exc
-        return {"answer": answer["answer"] + cited(answer["sources"]), **engine_fields(answer, session, trace=False)}
+        return {"answer": answer.answer + cited(answer.sources), **engine_fields(answer, session, trace=False)}
 
     return server
 

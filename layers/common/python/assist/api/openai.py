@@ -31,9 +31,9 @@ from litestar.exceptions import (
 )
 from litestar.response import ServerSentEvent
 
-from assist.api.answers import cited, engine_fields, stage_detail
+from assist.api.answers import cited, engine_fields, usage
 from assist.api.identity import caller
-from assist.contracts import AskRequest, InvalidRequest, QueryType
+from assist.contracts import Answer, AnswerEvent, AskRequest, DoneEvent, InvalidRequest, QueryType, TokenEvent, on_wire
 from assist.errors import AssistError, problem
 from assist.logs import get_logger
 
@@ -91,7 +91,7 @@ class OpenAIError(AssistError):
 
 
 def chat_router(
-    engine: Engine, run_ask: Callable[[AskRequest, str], Any], keyed: Idempotency, streams: bool = True
+    engine: Engine, run_ask: Callable[[AskRequest, str], Answer], keyed: Idempotency, streams: bool = True
 ) -> Router:
     """The two routes, with OpenAI's error shape. `run_ask` answers a plain completion (as /v1/ask does:
     the state machine on the local stack and in AWS); `keyed` honours Idempotency-Key on completions;
@@ -116,7 +116,7 @@ def chat_router(
         body = {"chat": msgspec.to_builtins(chat), "session": ask.session_id}  # what a retry must send again
         if not chat.stream:
             answered = await anyio.to_thread.run_sync(keyed.once, request, owner, body, lambda: run_ask(ask, owner))
-            return Response(completion(msgspec.to_builtins(answered), ask.session_id), headers=headers)
+            return Response(completion(answered, ask.session_id), headers=headers)
         if not streams:
             raise OpenAIError(400, "stream: true is served by the stream URL (AskStreamUrl), not here", "stream")
         # Phase 1 before the response starts: bad input or a foreign session is a 4xx, not a chunk.
@@ -165,48 +165,46 @@ def session_for(owner: str, first_message: str) -> str:
     return "chat-" + hashlib.sha256(f"{owner}\n{first_message}".encode()).hexdigest()[:32]
 
 
-def completion(answer: dict[str, Any], session_id: str) -> dict[str, Any]:
-    usage = _usage(answer["trace"])
+def completion(answer: Answer, session_id: str) -> dict[str, Any]:
     return {
-        "id": _completion_id(answer),
+        "id": f"chatcmpl-{answer.trace.request_id}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": MODEL,
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": answer["answer"] + cited(answer["sources"])},
+                "message": {"role": "assistant", "content": answer.answer + cited(answer.sources)},
                 "finish_reason": "stop",
                 "logprobs": None,
             }
         ],
-        "usage": usage,
+        "usage": _usage(answer),
         "assist": engine_fields(answer, session_id),
     }
 
 
 async def _chunks(
-    first: tuple[str, dict[str, Any]],
-    rest: AsyncGenerator[tuple[str, dict[str, Any]], None],
+    first: AnswerEvent,
+    rest: AsyncGenerator[AnswerEvent, None],
     session_id: str,
     include_usage: bool,
 ) -> AsyncIterator[str]:
-    """`chat.completion.chunk`s: the role (with the route in `assist`), one per token, the sources
+    """`chat.completion.chunk`s: the role (with the route event in `assist`), one per token, the sources
     footer, the finish (with the whole `assist` field), the usage when asked, then `[DONE]`."""
-    name, route = first
     base = {"id": f"chatcmpl-{session_id}-{int(time.time() * 1000)}", "created": int(time.time()), "model": MODEL}
     try:
-        yield _sse(_chunk(base, {"role": "assistant", "content": ""}, assist={"route": route}))
-        async for name, payload in rest:
-            if name == "token":
-                yield _sse(_chunk(base, {"content": payload["text"]}))
-            elif name == "done":
-                if footer := cited(payload["sources"]):
+        yield _sse(_chunk(base, {"role": "assistant", "content": ""}, assist={"route": on_wire(first)[1]}))
+        async for event in rest:
+            if isinstance(event, TokenEvent):
+                yield _sse(_chunk(base, {"content": event.text}))
+            elif isinstance(event, DoneEvent):
+                if footer := cited(event.answer.sources):
                     yield _sse(_chunk(base, {"content": footer}))
-                yield _sse(_chunk(base, {}, "stop", engine_fields(payload, session_id)))
+                yield _sse(_chunk(base, {}, "stop", engine_fields(event.answer, session_id)))
                 if include_usage:
-                    usage = _usage(payload["trace"])
-                    yield _sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+                    counts = _usage(event.answer)
+                    yield _sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": counts})
     except Exception as exc:  # the status line is sent: a failure can only be an error chunk
         log.exception("openai.stream_failed", error=type(exc).__name__)
         yield _sse(_error_body(500, f"{type(exc).__name__}: the answer could not be completed"))
@@ -231,15 +229,11 @@ def _sse(obj: dict[str, Any]) -> str:
     return msgspec.json.encode(obj).decode()
 
 
-def _usage(trace: dict[str, Any]) -> dict[str, int]:
+def _usage(answer: Answer) -> dict[str, int]:
     """Token counts as the model reported them (zero when no model answered)."""
-    reported = stage_detail(trace, "generate").get("usage") or {}
+    reported = usage(answer)
     prompt, completion_ = int(reported.get("prompt_eval_count", 0)), int(reported.get("eval_count", 0))
     return {"prompt_tokens": prompt, "completion_tokens": completion_, "total_tokens": prompt + completion_}
-
-
-def _completion_id(answer: dict[str, Any]) -> str:
-    return f"chatcmpl-{answer['trace'].get('request_id', '')}"
 
 
 def _model() -> dict[str, Any]:

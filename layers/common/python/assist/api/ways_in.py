@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
     from assist.api.idempotency import Idempotency
     from assist.ask.engine import Engine
-    from assist.contracts import AskRequest
+    from assist.contracts import Answer, AskRequest
 
 
 def ways_in(
-    engine: Engine, run_ask: Callable[[AskRequest, str], Any], keyed: Idempotency
+    engine: Engine, run_ask: Callable[[AskRequest, str], Answer], keyed: Idempotency
 ) -> tuple[list[Any], list[Callable[..., Any]]]:
     """Route handlers and the lifespan they need. Plain completions and MCP `ask` answer through
     `run_ask`, as /v1/ask does (the state machine on the local stack and in the Ask function);
@@ -44,7 +44,7 @@ def ways_in(
     return [chat_router(engine, run_ask, keyed, streams=streams), mcp], [server.lifespan]
 
 
-def _mcp_handler(engine: Engine, run_ask: Callable[[AskRequest, str], Any], local: bool) -> Any:
+def _mcp_handler(engine: Engine, run_ask: Callable[[AskRequest, str], Answer], local: bool) -> Any:
     # deferred, ADR 0104: the MCP SDK, 0.50 s, on the first request to /mcp
     from assist.api.mcp_server import build_server, session_manager
 

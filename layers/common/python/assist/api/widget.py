@@ -32,7 +32,7 @@ from litestar.middleware import ASGIMiddleware
 
 from assist.api.admin import require_admin
 from assist.api.identity import VISITOR_SCOPE_KEY, caller
-from assist.contracts import InvalidRequest, Site
+from assist.contracts import AnswerEvent, Event, InvalidRequest, Site
 from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.widget import keys
@@ -77,9 +77,9 @@ class Widget:
         self.denied = DeniedVisitors(self.store.get, settings.widget.key_cache_s)
 
     @staticmethod
-    def visible(name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    def visible(event: AnswerEvent) -> Event | None:
         """A stream event as a visitor receives it, None when it receives none of it (ADR 0093)."""
-        return for_visitor(name, payload)
+        return for_visitor(event)
 
     # -- the guard: visitor tokens ------------------------------------------------------
     async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:

@@ -33,13 +33,17 @@ T = TypeVar("T")
 
 
 def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> Engine:
-    """The engine and its parts (`Parts`), each built on its first use. The session store is the one SESSION_STORE
-    names (`open_store`); for DynamoDB, `dynamodb` is a client (tests aim one at moto), or None: one built from the
+    """The engine and its parts (`build_parts`)."""
+    return Engine(settings, build_parts(settings, dynamodb, s3))
+
+
+def build_parts(settings: Settings, dynamodb: Any = None, s3: Any = None) -> Parts:
+    """The engine's parts, each built on its first use. The session store is the one SESSION_STORE names
+    (`open_store`); for DynamoDB, `dynamodb` is a client (tests aim one at moto), or None: one built from the
     settings by the first store call."""
     embedder = lazy_embedder(settings)
     index = lazy_index(settings)
-
-    parts = Parts(
+    return Parts(
         store=once(lambda: open_store(settings, dynamodb)),
         cascade=once(lambda: build_cascade(settings, embedder, s3)),
         slots=once(lambda: ModelSlots(settings)),
@@ -47,7 +51,6 @@ def build_engine(settings: Settings, dynamodb: Any = None, s3: Any = None) -> En
         corpus=lazy_corpus(settings, index),
         embedder=embedder,
     )
-    return Engine(settings, parts)
 
 
 def lazy_index(settings: Settings) -> Callable[[], Any]:

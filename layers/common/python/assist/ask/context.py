@@ -149,19 +149,6 @@ def budget_spent() -> LLMUnavailable:
     return LLMUnavailable("the site key's daily model budget is spent", reason=Degraded.BUDGET)
 
 
-def chat(state: TurnState, st: GenerateStage, slots: ModelSlots, fitted: Prompt | None) -> Generation | LLMUnavailable:
-    """The model's answer to the fitted prompt (its size traced on `st`), or why there is none: past a site key's
-    budget (`fitted` None) no call is made."""
-    if fitted is None:
-        return budget_spent()
-    traced(st, fitted)
-    assert state.route is not None
-    try:
-        return slots.chat(state.route.model_slot, fitted.messages, deadline=state.deadline)
-    except LLMUnavailable as exc:
-        return exc
-
-
 def traced(st: GenerateStage, fitted: Prompt) -> None:
     """The prompt's size against its budget, on the `generate` stage."""
     st.prompt = msgspec.convert(fitted.trace(), PromptFit)

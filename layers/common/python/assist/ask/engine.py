@@ -1,10 +1,12 @@
 """One turn in three stages — classify, retrieve (when the type needs it), answer — plus `ask` for all three
-and `stream` for the two-phase streamed variant.
+and `events` for the answer stage's typed events, which the stream renders and `answer` drains (ADR 0105).
 
 Each stage takes and returns a `TurnState`, so the same code runs in one process (the HTTP API, the CLI) or as
 separate Step Functions tasks. This module runs the stages, whose rules live in their packages (ADR 0098); what the
-answer is built from is `context.py`, the streamed answer `streaming.py`, the turn's record (store, trace,
+answer is built from is `context.py`, the answer stage's events `answering.py`, the turn's record (store, trace,
 metrics) `recorder.py`, a session read back `sessions.py` (ADR 0073).
+
+Outside `ask/` an engine is used through its methods and its `settings`; its parts are its own.
 """
 
 from __future__ import annotations
@@ -12,19 +14,34 @@ from __future__ import annotations
 import contextvars
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from assist import contracts
-from assist.answer.not_covered import fixed_answer, near_misses
-from assist.ask.context import Context, answer_text, chat, context_for, fit_to_model_window
+from assist.ask.answering import Answering, Events, drained
+from assist.ask.context import Context, context_for
 from assist.ask.recorder import TurnRecorder
 from assist.ask.sessions import Sessions
-from assist.ask.streaming import Event, stream
-from assist.contracts import Answer, AskRequest, Degraded, QueryType, RetrievalResult, Route, Site, TurnState, check_ask
+from assist.contracts import (
+    Answer,
+    AskRequest,
+    Degraded,
+    Feedback,
+    FeedbackRequest,
+    QueryType,
+    RetrievalResult,
+    Route,
+    Site,
+    Transcript,
+    TurnState,
+    check_ask,
+)
+from assist.embed.build import lazy_embedder
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
@@ -34,7 +51,9 @@ from assist.trace import stage
 
 if TYPE_CHECKING:
     from assist.ask.parts import Parts
+    from assist.embed.base import Embedder
     from assist.retrieve.search import Retriever
+    from assist.sessions.store import Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -44,32 +63,49 @@ MEMORY_SOURCES = 8
 class Engine:
     def __init__(self, settings: Settings, parts: Parts) -> None:
         self.settings = settings
-        self.parts = parts
-        self.embedder = parts.embedder  # the classifier's and the retriever's, shared with the insights page
+        self._parts = parts
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
-        self.recorder = TurnRecorder(parts.store, self._submit)
-        self.sessions = Sessions(parts.store)
+        self._recorder = TurnRecorder(parts.store, self._submit)
+        self._sessions = Sessions(parts.store)
         #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
         #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
         self.meter: Callable[[str], bool] | None = None
+        self._answering = Answering(self.context, self._recorder, parts.slots, self.model_call, settings)
+
+    # -- what the ways in read besides a turn -----------------------------------------
+    def transcript(self, session_id: str, owner: str) -> Transcript:
+        """The session as its owner reads it back (`sessions.py`)."""
+        return self._sessions.transcript(session_id, owner)
+
+    def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
+        """A person's verdict on one of their turns, recorded (or replaced)."""
+        return self._sessions.feedback(session_id, owner, turn, req)
+
+    def store(self) -> Store:
+        """The session store (the one SESSION_STORE names), opened on first use: the insights page reads it."""
+        return self._parts.store()
+
+    def embedder(self) -> Embedder:
+        """The classifier's and the retriever's embedder, loaded on first use (the insights page, the doctor)."""
+        return (self._parts.embedder or lazy_embedder(self.settings))()
 
     def manifest(self) -> list[Any] | None:
         """The corpus manifest's entries (ADR 0042); None when the index has none."""
-        corpus = self.parts.corpus() if self.parts.corpus else None
+        corpus = self._parts.corpus() if self._parts.corpus else None
         return corpus.entries if corpus is not None else None
 
     def warm(self) -> None:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
-        self.parts.cascade().warm()
-        self.parts.retriever()
+        self._parts.cascade().warm()
+        self._parts.retriever()
         if self.settings.ollama.warm_up:
-            self.parts.slots().warm_up()
+            self._parts.slots().warm_up()
 
     def retriever(self) -> Retriever:
         """The index, opened on first use (a search or a lookup outside a turn: the MCP tools)."""
-        return self.parts.retriever()
+        return self._parts.retriever()
 
     # -- the stages ----------------------------------------------------------------
     def start(
@@ -87,7 +123,7 @@ class Engine:
     def classify(self, state: TurnState, take_turn: bool = True) -> TurnState:
         """History and type. `take_turn=False` leaves the turn number to the answer stage, which takes
         it while the model answers (one process); a state that travels to another process takes it here."""
-        req, store, cascade = state.request, self.parts.store(), self.parts.cascade()
+        req, store, cascade = state.request, self._parts.store(), self._parts.cascade()
         ahead = cascade.ahead(req.message, req.query_type)
         embedding = self._submit(ahead) if ahead is not None else None  # computed while the session is read
         with stage(state, contracts.HistoryStage()) as st:
@@ -106,7 +142,7 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            resolve_search_query(state, self.parts.slots, self.settings, may_call)
+            resolve_search_query(state, self._parts.slots, self.settings, may_call)
         return state
 
     def model_call(self, state: TurnState) -> bool:
@@ -134,9 +170,9 @@ class Engine:
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
-            recognize_turn(state, self.parts.corpus, self.settings.retrieve.corpus_chars)
+            recognize_turn(state, self._parts.corpus, self.settings.retrieve.corpus_chars)
             if state.corpus is None:
-                judge_turn(state, query, route.lexical_query, st, self.parts.retriever, self.settings)
+                judge_turn(state, query, route.lexical_query, st, self._parts.retriever, self.settings)
         return state
 
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
@@ -146,7 +182,7 @@ class Engine:
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
         """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it."""
         try:
-            return self.parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
+            return self._parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult.failed(Degraded.INDEX_UNAVAILABLE)
@@ -166,7 +202,7 @@ class Engine:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
         with stage(state, contracts.MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
-            state.memory = self.parts.retriever().fetch(cited) if cited else []
+            state.memory = self._parts.retriever().fetch(cited) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
         return state
 
@@ -174,24 +210,16 @@ class Engine:
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:
-        ctx = self.context(state)
-        turn = self.recorder.take(state)
-        if state.uncertain_reason:
-            return self.recorder.finish(state, fixed_answer(state), [], turn, near_misses(state))
-        slot = _route(state).model_slot
-        # past a site key's budget the model host is asked nothing, not even the window a prompt is built for
-        fitted = fit_to_model_window(state, ctx, self.parts.slots(), self.settings) if self.model_call(state) else None
-        with stage(state, contracts.GenerateStage(slot=slot, skipped=fitted is None)) as st:
-            text = answer_text(state, st, chat(state, st, self.parts.slots(), fitted), ctx)
-        return self.recorder.finish(state, text, ctx.chunks, turn)
+        """The answer stage, whole: its events (`answering.py`) read to the end in a loop of this call's own."""
+        return anyio.run(drained, self._answering.events(state, streamed=False))
 
-    def stream(self, state: TurnState) -> AsyncGenerator[Event, None]:
-        """Phase 2 of a prepared turn, streamed: `streaming.py`."""
-        return stream(self, state)
+    def events(self, state: TurnState) -> Events:
+        """Phase 2 of a prepared turn, streamed: the answer stage's events as the model writes (`answering.py`)."""
+        return self._answering.events(state)
 
     def context(self, state: TurnState) -> Context:
         """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
-        return context_for(state, self.parts.corpus, self.settings, self.recall)
+        return context_for(state, self._parts.corpus, self.settings, self.recall)
 
 
 def _route(state: TurnState) -> Route:

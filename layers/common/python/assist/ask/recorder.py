@@ -23,7 +23,8 @@ from assist.contracts import (
     TurnState,
 )
 from assist.logs import get_logger
-from assist.sessions.store import Turn, topic_of
+from assist.sessions.items import Turn
+from assist.sessions.store import topic_of
 from assist.trace import stage
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from assist.contracts import Feedback, FeedbackRequest, Transcript, TranscriptIntent, TranscriptTurn
+from assist.contracts import Feedback, FeedbackRequest, Transcript, TranscriptTurn
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Sessions:
         return Transcript(
             session_id=session_id,
             turns=[msgspec.convert(t, TranscriptTurn, from_attributes=True) for t in turns],
-            intents=[msgspec.convert(i, TranscriptIntent, from_attributes=True) for i in intents],
+            intents=intents,
         )
 
     def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:

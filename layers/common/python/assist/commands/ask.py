@@ -5,6 +5,7 @@ import asyncio
 import sys
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -12,8 +13,11 @@ from assist.ask.build import build_engine
 from assist.build.run import ensure_index
 from assist.commands import HELP
 from assist.commands.common import emit, settings
-from assist.contracts import AskRequest
+from assist.contracts import AskRequest, DoneEvent, RouteEvent, TokenEvent, on_wire
 from assist.embed import build_embedder
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
 
 #: the checkout's docs, indexed on first use (what template.yaml's directory holds)
 CHECKOUT_DOCS = Path(__file__).resolve().parents[5] / "docs"
@@ -61,17 +65,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _stream(engine, req) -> int:
-    async for name, data in engine.stream(engine.prepare(req)):
-        if name == "route":
-            _print_route(data, req.session_id, data["degraded"])
-        elif name == "token":
-            print(data["text"], end="", flush=True)
-        elif name == "done":
+async def _stream(engine: Engine, req: AskRequest) -> int:
+    async for event in engine.events(engine.prepare(req)):
+        if isinstance(event, RouteEvent):
+            _print_route(on_wire(event)[1], req.session_id, event.degraded)
+        elif isinstance(event, TokenEvent):
+            print(event.text, end="", flush=True)
+        elif isinstance(event, DoneEvent):
+            answer = msgspec.to_builtins(event.answer)
             print()
-            _print_sources(data["sources"])
-            if data["degraded"]:
-                print(f"degraded: {', '.join(data['degraded'])}", file=sys.stderr)
+            _print_sources(answer["sources"])
+            if answer["degraded"]:
+                print(f"degraded: {', '.join(answer['degraded'])}", file=sys.stderr)
     return 0
 
 

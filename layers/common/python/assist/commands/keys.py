@@ -16,22 +16,14 @@ import msgspec
 from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.errors import AssistError
+from assist.settings import VisitorLimits
 from assist.widget import keys
 from assist.widget.store.backends import open_widget_store
 
 if TYPE_CHECKING:
     from assist.settings import Settings
 
-LIMITS = {  # option → Limits field
-    "visitor_questions": int,
-    "visitor_window_s": int,
-    "key_rate_per_s": float,
-    "key_burst": int,
-    "ip_requests": int,
-    "ip_window_s": int,
-    "new_visitors": int,
-    "daily_model_calls": int,
-}
+LIMITS = {f.name: f.type for f in msgspec.structs.fields(VisitorLimits)}  # option → its type
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,4 +1,4 @@
-"""An ask state machine execution's result, as the API returns it: the Answer, a 400 for a
+"""An ask state machine execution's result, as the API returns it: the `Answer`, decoded, a 400 for a
 rejected request, or ExecutionFailed. Shared by the local stack (moto, polled) and AWS
 (StartSyncExecution from the Ask function)."""
 
@@ -12,8 +12,15 @@ from typing import Any
 
 import msgspec
 
-from assist.contracts import AskRequest, InvalidRequest
+from assist.contracts import Answer, AskRequest, Execution, InvalidRequest, Route
 from assist.errors import Unavailable
+
+
+class ExecutionAnswer(Answer):
+    """What an execution answers: an `Answer`; in the degraded answer of a failed classify step (the state
+    machine's `ClassifyFailed`) no route was decided, and the wire says `null`, as it always has (ADR 0105)."""
+
+    route: Route | None  # type: ignore[assignment]
 
 
 class ExecutionFailed(Unavailable, RuntimeError):
@@ -28,9 +35,13 @@ def execution_input(req: AskRequest, owner: str, deadline: float | None = None) 
     return out | ({"deadline": deadline} if deadline is not None else {})
 
 
-def answer_of(arn: str, status: str, output: Any, error: str | None, cause: str | None) -> dict[str, Any]:
+def answer_of(arn: str, status: str, output: Any, error: str | None, cause: str | None) -> Answer:
+    """The answer the Answer task wrote, decoded (a malformed one is the execution's failure)."""
     if status == "SUCCEEDED" and isinstance(output, dict):
-        return output
+        try:
+            return msgspec.convert(output, ExecutionAnswer)
+        except msgspec.ValidationError as exc:
+            raise ExecutionFailed(f"execution {arn} answered no Answer: {exc}") from exc
     if error == "InvalidRequest":
         raise InvalidRequest(error_message(cause))
     raise ExecutionFailed(f"execution {arn} ended {status}: {error}: {cause}")
@@ -51,10 +62,10 @@ class SyncAsk:
     def __init__(self, sfn: Any, arn: str, budget_s: float) -> None:
         self._sfn, self._arn, self._budget_s = sfn, arn, budget_s
 
-    def __call__(self, req: AskRequest, owner: str) -> dict[str, Any]:
+    def __call__(self, req: AskRequest, owner: str) -> Answer:
         payload = execution_input(req, owner, time.time() + self._budget_s)
         r = self._sfn.start_sync_execution(stateMachineArn=self._arn, name=uuid.uuid4().hex, input=json.dumps(payload))
         output = json.loads(r["output"]) if r.get("output") else None
         answer = answer_of(r["executionArn"], r["status"], output, r.get("error"), r.get("cause"))
-        answer.setdefault("trace", {})["execution"] = {"arn": r["executionArn"]}
+        answer.trace.execution = Execution(arn=r["executionArn"])
         return answer

@@ -24,9 +24,9 @@ import msgspec
 
 from assist.aws.capacity import batch_get_units, query_units
 from assist.logs import get_logger
-from assist.sessions.items import ExportMark, FeedbackMark, now_iso, turn_items
+from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
 from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
-from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, Turn, TurnNotFound
+from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
 from assist.tables.base import StoreUnavailable, guarded
 from assist.tables.dynamodb import DynamoDBTable
 

@@ -1,20 +1,36 @@
-"""The items both session backends keep, built here once (ADR 0061, ADR 0101): a turn's sessions item and its
-intent-history twin (`turn_items`), what a feedback write sets on them (`FeedbackMark`), and the export's
-watermark (`ExportMark`). The backends store them as they are (SQLite: JSON; DynamoDB: attribute values, None
-left out) and differ only in how they write them atomically."""
+"""The items both session backends keep, built here once (ADR 0061, ADR 0101): a turn as the engine writes it
+(`Turn`), its sessions item and its intent-history twin (`turn_items`), what a feedback write sets on them
+(`FeedbackMark`), and the export's watermark (`ExportMark`). The backends store them as they are (SQLite: JSON;
+DynamoDB: attribute values, None left out) and differ only in how they write them atomically."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Layer, QueryType, UncertainReason
+from assist.contracts import Confidence, Degraded, IntentEntry, Layer, QueryType, UncertainReason
 from assist.sessions.keys import export_key
 
-if TYPE_CHECKING:
-    from assist.sessions.store import Turn
+
+@dataclass
+class Turn:
+    session_id: str
+    number: int
+    request_id: str
+    message: str
+    answer: str
+    entry: IntentEntry
+    owner: str = "anonymous"
+    sources: list[str] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
+    history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
+    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
+    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
+    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
+    page: str | None = None  # and the page of the site it was asked on
 
 
 def now_iso() -> str:

@@ -28,9 +28,9 @@ from typing import Any
 
 import msgspec
 
-from assist.sessions.items import ExportMark, FeedbackMark, now_iso, turn_items
+from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
 from assist.sessions.keys import EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
-from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, Turn, TurnNotFound
+from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
 from assist.tables.base import guarded
 from assist.tables.sqlite import SQLiteFile
 

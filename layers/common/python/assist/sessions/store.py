@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, UncertainReason
+from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, TranscriptIntent
 from assist.errors import AssistError
 from assist.logs import get_logger
-from assist.sessions.items import ExportMark
+from assist.sessions.items import ExportMark, Turn
 from assist.sessions.keys import HEADER_TURN, LAST_KEY
 from assist.tables.base import Backend, guarded
 
@@ -63,24 +63,6 @@ class ExportBusy(AssistError):
 BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
 
 
-@dataclass
-class Turn:
-    session_id: str
-    number: int
-    request_id: str
-    message: str
-    answer: str
-    entry: IntentEntry
-    owner: str = "anonymous"
-    sources: list[str] = field(default_factory=list)
-    degraded: list[Degraded] = field(default_factory=list)
-    history: list[IntentEntry] = field(default_factory=list)  # what the classifier saw (kept for labels)
-    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
-    uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
-    site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
-    page: str | None = None  # and the page of the site it was asked on
-
-
 class TurnRecord(msgspec.Struct):
     """A stored turn as the engine (`recent`) and its owner (`transcript`) read it back."""
 
@@ -95,16 +77,6 @@ class TurnRecord(msgspec.Struct):
     degraded: list[Degraded] = msgspec.field(default_factory=list)
     created_at: str = ""
     feedback: Feedback | None = None
-
-
-class IntentRecord(msgspec.Struct):
-    """A stored intent-history entry, as a transcript shows it."""
-
-    turn: int
-    type: QueryType
-    topic: str
-    layer: Layer = Layer.UNKNOWN
-    confidence: float = 0.0
 
 
 def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
@@ -208,11 +180,13 @@ class Store(Backend):
         return item
 
     @guarded
-    def transcript(self, session_id: str, owner: str, limit: int = 200) -> tuple[list[TurnRecord], list[IntentRecord]]:
+    def transcript(
+        self, session_id: str, owner: str, limit: int = 200
+    ) -> tuple[list[TurnRecord], list[TranscriptIntent]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
         self.check_owner(session_id, owner)
         turns = records(self.messages(session_id, limit=limit), TurnRecord)
-        return turns, records(self.intents(session_id, limit=limit), IntentRecord)
+        return turns, records(self.intents(session_id, limit=limit), TranscriptIntent)
 
     @guarded
     def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[TurnRecord]:

@@ -19,12 +19,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from assist.errors import AssistError
 from assist.logs import get_logger
+from assist.settings import VisitorLimits
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -52,28 +54,13 @@ class TooManyRequests(AssistError):
         self.retry_after_s = retry_after_s
 
 
-@dataclass(frozen=True)
-class Effective:
+def effective_limits(key: SiteKey, settings: Settings) -> VisitorLimits:
     """A key's limits: its own where it set them, the deployment's WIDGET_* defaults elsewhere."""
-
-    visitor_questions: int
-    visitor_window_s: int
-    key_rate_per_s: float
-    key_burst: int
-    ip_requests: int
-    ip_window_s: int
-    new_visitors: int
-    daily_model_calls: int
-
-    @classmethod
-    def of(cls, key: SiteKey, settings: Settings) -> Effective:
-        own = key.limits
-        return cls(
-            **{
-                f.name: v if (v := getattr(own, f.name)) is not None else getattr(settings.widget, f.name)
-                for f in fields(cls)
-            }
-        )
+    own = msgspec.structs.asdict(key.limits)
+    defaults = settings.widget
+    return VisitorLimits(
+        **{f: v if (v := own[f]) is not None else getattr(defaults, f) for f in VisitorLimits.__struct_fields__}
+    )
 
 
 class KeyCache:
@@ -129,7 +116,7 @@ class Gate:
     # -- limits ---------------------------------------------------------------------------
     def admit_token(self, site: SiteKey, ip: str, new_visitor: bool) -> None:
         """A visitor token: one request of its address; a new visitor id, one of the address's new ids too."""
-        limits, now = Effective.of(site, self.settings), self._ms()
+        limits, now = effective_limits(site, self.settings), self._ms()
         self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
         if new_visitor:
             self._check(
@@ -140,12 +127,12 @@ class Gate:
 
     def admit_read(self, site: SiteKey, ip: str) -> None:
         """A visitor's session history or feedback: one request of its address."""
-        limits = Effective.of(site, self.settings)
+        limits = effective_limits(site, self.settings)
         self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, self._ms())
 
     def admit_question(self, site: SiteKey, visitor: str, ip: str) -> None:
         """Every limit of a question in order (each refusal a TooManyRequests): address, visitor, key."""
-        limits = Effective.of(site, self.settings)
+        limits = effective_limits(site, self.settings)
         store, now = self._store(), self._ms()
         self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
         self._check(
@@ -166,7 +153,7 @@ class Gate:
         site = self.keys.get(key)
         if site is None:
             return False
-        limits, now = Effective.of(site, self.settings), self._ms()
+        limits, now = effective_limits(site, self.settings), self._ms()
         day, left_s = self._day(now)
         budget = self._store().window(budget_counter(key, day), limits.daily_model_calls, left_s, now)
         if not budget.allowed:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ import msgspec
 
 from assist.contracts import InvalidRequest
 from assist.errors import AssistError
-from assist.widget.gate import Effective
+from assist.widget.gate import effective_limits
 from assist.widget.origins import normalize
 from assist.widget.store.store import Limits, SiteKey
 
@@ -85,7 +84,7 @@ def view(key: SiteKey, settings: Settings) -> dict[str, Any]:
     return {
         **msgspec.to_builtins(key),
         "active": key.active,
-        "effective_limits": asdict(Effective.of(key, settings)),
+        "effective_limits": msgspec.structs.asdict(effective_limits(key, settings)),
     }
 
 

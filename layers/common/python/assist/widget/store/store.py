@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from assist.settings import VisitorLimits
 from assist.tables.base import Backend
 
 #: the partition that lists the site keys (one Query reads them all; a counter's partition is its own name)
@@ -31,18 +32,15 @@ GRACE_S = 60  # a counter item outlives its window a little, so a late reader st
 DENIED_PARTITION = "denied-visitors"  # visitor ids refused whatever their token (`assist keys deny-visitor`)
 
 
-class Limits(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
-    """A key's own limits; a field left unset takes the deployment's default (WIDGET_* settings), so changing a
-    default changes every key that did not choose."""
-
-    visitor_questions: int | None = None  # questions per visitor per visitor window
-    visitor_window_s: int | None = None
-    key_rate_per_s: float | None = None  # the key's steady rate of questions, all visitors together
-    key_burst: int | None = None  # how many may come at once above the steady rate
-    ip_requests: int | None = None  # requests (tokens, questions, history, feedback) per address per address window
-    ip_window_s: int | None = None
-    new_visitors: int | None = None  # new visitor ids per address per address window
-    daily_model_calls: int | None = None  # model calls (classifier, rewrite, translation, answer) per UTC day
+#: a key's own limits, `VisitorLimits`' fields each unset (None) where the key did not choose: such a field takes
+#: the deployment's default (WIDGET_* settings), so changing a default changes every key that did not choose
+Limits = msgspec.defstruct(
+    "Limits",
+    [(f.name, f.type | None, None) for f in msgspec.structs.fields(VisitorLimits)],
+    omit_defaults=True,
+    forbid_unknown_fields=True,
+    module=__name__,
+)
 
 
 class SiteKey(msgspec.Struct, omit_defaults=True):
