@@ -192,6 +192,25 @@ def test_one_address_forging_x_forwarded_for_on_the_api_gateway_event_gets_no_mo
     )
 
 
+def test_one_address_forging_x_forwarded_for_through_uvicorn_in_socket_mode_gets_no_more_than_its_limit(
+    docs_index, stream_env, idp
+):
+    """uvicorn with its defaults believes X-Forwarded-For from 127.0.0.1: every uvicorn here runs without it."""
+    s = deployed(stream_env, docs_index, WIDGET_ADDRESS_FROM="socket")
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as url:
+        admin = {"authorization": f"Bearer {idp.token('ops', scope=s.insights.scope)}"}
+        key = new_key(SimpleNamespace(url=FunctionUrl(url), admin=admin), ip_requests=5)
+        lying = [{"origin": SITE, "x-forwarded-for": f"10.0.{i}.9"} for i in range(20)]
+        sent = [httpx.post(url + "/v1/widget/session", json={"key": key}, headers=h, timeout=10) for h in lying]
+    assert [r.status_code for r in sent] == [200] * 5 + [429] * 15
+    assert {r.json()["reason"] for r in sent[5:]} == {"ip_limit"}
+    record(
+        "forged X-Forwarded-For on 20 `POST /v1/widget/session` through uvicorn in socket mode, from 127.0.0.1",
+        "ip_requests 5 per address",
+        "5 tokens, then 15 × 429 ip_limit: uvicorn runs with --no-proxy-headers wherever the app is served",
+    )
+
+
 def test_forging_a_victims_address_leaves_the_victim_answered(front):
     key = new_key(front, ip_requests=5)
     replies = [session(front, key, ATTACKER, **forged(0, VICTIM)) for _ in range(10)]
@@ -367,22 +386,48 @@ def spent(front: Any, key: str) -> int:
     return open_widget_store(front.settings).count(budget_counter(key, day), int(now * 1000))
 
 
-def test_the_budget_counts_model_calls_three_for_a_question_classified_and_rewritten_by_models(models):
+def test_every_model_call_is_charged_the_classifiers_second_ask_a_rewrite_a_fallback_and_the_answer(models):
     key = new_key(models, daily_model_calls=100)
     v = visitor(models, key, VICTIM)
     models.host.reply("RETRIEVAL", model=MAIN)  # the classifier's verdict, and the answer
+    models.host.queue_replies(["It is about the documentation."], model=MAIN)  # not a label: the classifier asks again
     answered(ask(models, v, VICTIM, "How do I configure the light model slot?"))
-    assert spent(models, key) == len(models.host.calls("/api/chat")) == 2  # classifier, answer
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 3  # classifier twice, answer
+    models.host.queue_replies(["Documentation."], model=MAIN)
     models.host.queue_replies(["configure the light model slot on another Ollama host"], model=LIGHT)
     answered(ask(models, v, VICTIM, "and how do I do that on another host?"))
-    assert spent(models, key) == len(models.host.calls("/api/chat")) == 5  # classifier, rewrite, answer
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 7  # classifier twice, rewrite, answer
     rewrite = models.host.calls("/api/chat", model=LIGHT)
     assert len(rewrite) == 1
     assert "another host" in rewrite[0].body["messages"][-1]["content"]
+    models.host.set_down(LIGHT)  # the rewrite's light slot fails and falls back to main
+    try:
+        answered(ask(models, v, VICTIM, "and is that the same on the other host?"))
+    finally:
+        models.host.set_up(LIGHT)
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 11  # classifier, light, main, answer
     record(
-        "one question that needs the LLM classifier, a rewrite and the answer (3 of the 4 stages that call models)",
-        "daily_model_calls counts model calls, any stage",
-        "3 counted on the key's budget, 3 chat calls at the model host",
+        "one question whose classifier reply is not a label (asked twice), a rewrite and the answer; a slot fallback",
+        "daily_model_calls counts every model call where it is made (assist.llm.charge)",
+        "7 counted on the key's budget, 7 chat calls at the model host; with a slot fallback, 4 and 4",
+    )
+
+
+def test_past_the_budget_not_one_call_reaches_the_model_host(models):
+    key = new_key(models, daily_model_calls=3)
+    v = visitor(models, key, VICTIM)
+    models.host.reply("RETRIEVAL", model=MAIN)
+    models.host.queue_replies(["It is about the documentation."], model=MAIN)
+    assert answered(ask(models, v, VICTIM))["degraded"] == []  # classifier twice, answer: the budget's 3
+    calls = len(models.host.calls("/api/chat"))
+    models.host.queue_replies(["Documentation."], model=MAIN)
+    assert answered(ask(models, v, VICTIM, "How do I configure the light model slot?"))["degraded"] == ["budget"]
+    assert len(models.host.calls("/api/chat")) == calls  # the classifier's call was refused before it was sent
+    assert spent(models, key) == 3
+    record(
+        "a question past the key's daily model budget, its classifier reply made to miss a label",
+        "daily_model_calls 3",
+        "the first question's 3 calls counted; then 0 calls at the model host, an extractive answer with budget",
     )
 
 

@@ -20,6 +20,7 @@ from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import sources_of
 from assist.contracts import Chunk, Degraded, GenerateStage, Source, TurnState
+from assist.llm.charge import charging
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
@@ -49,10 +50,11 @@ async def stream(engine: Engine, state: TurnState) -> AsyncGenerator[Event, None
         return
     slots = engine.parts.slots()
     # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-    fitted = fit_to_model_window(state, ctx, slots, engine.settings) if engine.model_call(state) else None
+    fitted = fit_to_model_window(state, ctx, slots, engine.settings) if engine.prepay(state) else None
     # requested now, read after the route event: the request travels while the route goes out
     calls = _no_model() if fitted is None else slots.stream(route.model_slot, fitted.messages, deadline=state.deadline)
-    model = Prefetched(calls)
+    with charging(engine.charge(state), paid=1):  # the task that makes the calls counts them on the turn's budget
+        model = Prefetched(calls)
     sources = _with_passages(sources_of(ctx.chunks), ctx.chunks)
     first = {**msgspec.to_builtins(route), "sources": sources, "degraded": list(state.degraded)} | uncertain
     # the model's thinking is shown apart, only when asked for
