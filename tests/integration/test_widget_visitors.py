@@ -48,7 +48,7 @@ def test_a_weak_signing_key_in_the_stream_functions_environment_stops_the_app_fr
     python_path = os.pathsep.join([str(ROOT / "layers/common/python"), str(ROOT / "tooling"), str(ROOT)])
     run = subprocess.run(
         # the image's `http` command (infra/entry.sh), as the Lambda Web Adapter starts it
-        [sys.executable, "-m", "uvicorn", "functions.answer.app:app", "--port", "1"],
+        [sys.executable, "-m", "uvicorn", "functions.answer.app:app", "--port", "1", "--no-proxy-headers"],
         env={**base, **env, "WIDGET_TOKEN_KEY": "abcde", "PYTHONPATH": python_path},
         cwd=ROOT,
         capture_output=True,
