@@ -39,6 +39,7 @@ SITE = "https://docs.example.com"
 QUESTION = "Where is the index stored?"
 ATTACKER, VICTIM, BYSTANDER, ADMIN = "198.51.100.20", "203.0.113.50", "203.0.113.77", "192.0.2.1"
 MAIN, LIGHT = "qwen3:1.7b", "qwen3:0.6b"
+CLOUDFRONT_RANGE = "130.176.0.0/16"  # one of CloudFront's origin-facing ranges (its published ip-ranges.json)
 
 
 def template_env(function: str, jwks_url: str) -> dict[str, str]:
@@ -208,6 +209,33 @@ def test_one_address_forging_x_forwarded_for_through_uvicorn_in_socket_mode_gets
         "forged X-Forwarded-For on 20 `POST /v1/widget/session` through uvicorn in socket mode, from 127.0.0.1",
         "ip_requests 5 per address",
         "5 tokens, then 15 × 429 ip_limit: uvicorn runs with --no-proxy-headers wherever the app is served",
+    )
+
+
+def test_behind_cloudfront_one_viewer_forging_x_forwarded_for_gets_no_more_than_its_limit(docs_index, stream_env, idp):
+    """CloudFront in front of the function URL: the function URL's sourceIp is an edge's (inside the trusted
+    CloudFront range); the viewer's address is in CloudFront-Viewer-Address, which CloudFront sets."""
+    s = deployed(stream_env, docs_index, WIDGET_ADDRESS_FROM="cloudfront", WIDGET_TRUSTED_PROXIES=CLOUDFRONT_RANGE)
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as url:
+        cdn = SimpleNamespace(
+            url=FunctionUrl(url), admin={"authorization": f"Bearer {idp.token('ops', scope=s.insights.scope)}"}
+        )
+        key = new_key(cdn, ip_requests=5)
+        replies = [
+            session(cdn, key, f"130.176.{i}.20", **forged(i), cloudfront_viewer_address=f"{ATTACKER}:{40000 + i}")
+            for i in range(20)
+        ]
+        # straight to the function URL, claiming a victim in CloudFront's header: its own sourceIp counts
+        direct = [session(cdn, key, BYSTANDER, cloudfront_viewer_address=f"{VICTIM}:443") for _ in range(6)]
+        victim = session(cdn, key, "130.176.99.20", cloudfront_viewer_address=f"{VICTIM}:50000")
+    assert [r.status_code for r in replies] == [200] * 5 + [429] * 15
+    assert [r.status_code for r in direct] == [200] * 5 + [429]
+    assert victim.status_code == 200, victim.text
+    record(
+        "behind CloudFront (sourceIp an edge's, trusted): one viewer in CloudFront-Viewer-Address forging "
+        "X-Forwarded-For on 20 `POST /v1/widget/session`; a direct caller forging CloudFront's header",
+        "ip_requests 5 per address (WIDGET_ADDRESS_FROM=cloudfront)",
+        "5 tokens, then 15 × 429 ip_limit; the direct caller counted on its own sourceIp; the victim answered",
     )
 
 

@@ -108,6 +108,10 @@ def test_x_forwarded_for_is_read_only_from_a_named_proxy_and_ipv6_is_grouped_by_
     assert v6.of(scope("2001:db8:1:2:aaaa::1")) == v6.of(scope("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
     assert v6.of(scope("2001:db8:1:3::1")) != v6.of(scope("2001:db8:1:2::1"))
     assert v6.of(scope("::ffff:192.0.2.1")) == "192.0.2.1"
+    wider = addresses(ipv6_prefix=56)  # the grouping is a setting (docs/widget.md): a /56 counts as one
+    assert wider.of(scope("2001:db8:1:2::1")) == wider.of(scope("2001:db8:1:ff::1")) == "2001:db8:1::/56"
+    with pytest.raises(SettingsError, match="WIDGET_IPV6_PREFIX"):
+        addresses(ipv6_prefix=200)
     with pytest.raises(SettingsError, match="WIDGET_TRUSTED_PROXIES"):
         addresses(trusted_proxies=("10.0.0.0/33",))
     assert Settings.from_env({"WIDGET_TRUSTED_PROXIES": "10.0.0.0/8|2001:db8::/32"}).widget.trusted_proxies == (
@@ -226,3 +230,29 @@ def test_made_up_keys_read_no_store_per_request_and_a_new_key_is_seen_within_a_s
     store.keys.append(SiteKey(key="pk_new", origins=[], created_at=""))
     now[0] += KeyCache.MISS_REREAD_S
     assert cache.get("pk_new") is not None
+
+
+def test_behind_cloudfront_the_viewer_is_cloudfronts_header_and_only_from_cloudfront():
+    cdn = addresses(address_from="cloudfront", trusted_proxies=("130.176.0.0/16",))
+    edge = adapter_context("130.176.9.20")
+    forged = {"x_forwarded_for": "198.51.100.1"}
+    assert cdn.of(
+        scope("127.0.0.1", **forged, x_amzn_request_context=edge, cloudfront_viewer_address="203.0.113.7:46532")
+    ) == ("203.0.113.7")
+    v6 = cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address="2001:db8:1:2::5:443"))
+    assert v6 == "2001:db8:1:2::/64"
+    assert cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address="[2001:db8::9]:443")) == (
+        "2001:db8::/64"
+    )
+    # a header that is not `ip:port`, or none (the origin request policy does not forward it): unknown
+    for junk in ("203.0.113.7", "203.0.113.7:99999", "evil:80", "", "203.0.113.7:80, 1.2.3.4:80"):
+        assert cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address=junk)) == UNKNOWN
+    # straight to the function URL, not from CloudFront: the caller's own sourceIp, whatever it wrote
+    direct = adapter_context("198.51.100.20")
+    assert cdn.of(
+        scope("127.0.0.1", **forged, x_amzn_request_context=direct, cloudfront_viewer_address="203.0.113.50:1")
+    ) == ("198.51.100.20")
+    with pytest.raises(SettingsError, match="needs WIDGET_TRUSTED_PROXIES"):
+        addresses(address_from="cloudfront")
+    with pytest.raises(SettingsError, match="WIDGET_ADDRESS_FROM=cloudfront"):  # X-Forwarded-For: never read there
+        addresses(address_from="lambda-web-adapter", trusted_proxies=("130.176.0.0/16",))

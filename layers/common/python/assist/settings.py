@@ -358,12 +358,15 @@ class Widget(Section, frozen=True, kw_only=True, rename=_prefixed("WIDGET_")):
     token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
     key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
     stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
-    # where a request's address is read (ADR 0092): "socket" (the peer; behind mangum, the event's sourceIp), or
+    # where a request's address is read (ADRs 0092, 0117): "socket" (the peer; behind mangum, the event's sourceIp),
     # "lambda-web-adapter" (the x-amzn-request-context header the adapter sets, `http.sourceIp`): only a process
-    # behind the adapter may trust that header, a client can send one too
-    address_from: Literal["socket", "lambda-web-adapter"] = "socket"
-    # proxies (CIDRs) whose X-Forwarded-For entries are trusted; empty: X-Forwarded-For is never read
+    # behind the adapter may trust that header, a client can send one too; "cloudfront": as the adapter's, then,
+    # when that address is one of `trusted_proxies` (CloudFront's), the CloudFront-Viewer-Address header
+    address_from: Literal["socket", "lambda-web-adapter", "cloudfront"] = "socket"
+    # proxies (CIDRs): in socket mode those whose X-Forwarded-For entries are trusted (empty: never read); with
+    # cloudfront, CloudFront's origin-facing ranges, whose CloudFront-Viewer-Address is believed
     trusted_proxies: tuple[str, ...] = ()
+    ipv6_prefix: int = 64  # an IPv6 address counts by this prefix: the block one subscriber may pick addresses in
     # each site key's limits unless it sets its own (`assist keys create --visitor-questions …`)
     visitor_questions: int = 20  # questions per visitor per window
     visitor_window_s: int = 600
