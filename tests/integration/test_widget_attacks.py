@@ -98,7 +98,7 @@ def new_key(front: Any, **limits: Any) -> str:
 
 def session(front: Any, key: str, ip: str, **headers: str) -> httpx.Response:
     sent = {"origin": SITE} | {k.replace("_", "-"): v for k, v in headers.items()}
-    return front.url.request("POST", "/v1/widget/session", ip, sent, {"key": key})
+    return front.url.request("POST", f"/v1/widget/session?key={key}", ip, sent, {"key": key})  # as widget.js sends it
 
 
 def visitor(front: Any, key: str, ip: str) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def test_one_address_forging_x_forwarded_for_on_the_api_gateway_event_gets_no_mo
             "version": "2.0",
             "routeKey": "POST /v1/widget/session",
             "rawPath": "/v1/widget/session",
-            "rawQueryString": "",
+            "rawQueryString": f"key={key}",  # as widget.js sends it
             "headers": sent,
             "requestContext": {**context, "requestId": secrets.token_hex(8), "stage": "$default"},
             "body": body,
@@ -288,6 +288,46 @@ def test_random_keys_count_against_the_address(front):
         f"{limit + 10} made-up `pk_` keys from one address (sessions and preflights)",
         f"ip_requests {limit} per address (the deployment's), no store read per made-up key",
         f"{limit} × 403, then 429 ip_limit; another address still gets its 403",
+    )
+
+
+def test_every_refusal_counts_against_the_address_before_any_other_work(front):
+    preflight = {"access-control-request-method": "POST", "access-control-request-headers": "authorization"}
+    kinds = {
+        "a foreign Origin": lambda key, ip: session(front, key, ip, origin="https://evil.example.net"),
+        "no Origin": lambda key, ip: front.url.request("POST", f"/v1/widget/session?key={key}", ip, {}, {"key": key}),
+        "a preflight": lambda key, ip: front.url.request(
+            "OPTIONS", f"/v1/ask/stream?key={key}", ip, {"origin": SITE, **preflight}
+        ),
+        "an invalid body": lambda key, ip: front.url.request(
+            "POST", f"/v1/widget/session?key={key}", ip, {"origin": SITE}, {"key": key, "more": 1}
+        ),
+    }
+    seen = {}
+    for n, (kind, send) in enumerate(kinds.items()):
+        key, ip = new_key(front, ip_requests=5), f"192.0.2.{100 + n}"
+        codes = [send(key, ip).status_code for _ in range(8)]
+        assert codes[5:] == [429] * 3, (kind, codes)
+        assert session(front, key, ip).status_code == 429, kind  # a real request from there too, now
+        assert session(front, key, BYSTANDER).status_code == 200  # another address is untouched
+        seen[kind] = codes[0]
+    assert seen == {"a foreign Origin": 403, "no Origin": 403, "a preflight": 204, "an invalid body": 400}
+
+    key, ip = new_key(front, ip_requests=5), "192.0.2.120"  # refused questions: the token, then 4 refusals
+    v, other = visitor(front, key, ip), visitor(front, key, BYSTANDER)
+    refusals = [
+        ask(front, v, ip, message="   "),
+        ask(front, v, ip, session_id=f"{other['visitor']}.chat"),
+        front.url.request("POST", "/v1/ask/stream", ip, {**as_visitor(v), "origin": "https://evil.example.net"}, {}),
+        ask(front, v, ip, message="\u200b\ufeff"),
+    ]
+    assert [r.status_code for r in refusals] == [400, 403, 403, 400]
+    refused(ask(front, v, ip), "ip_limit")  # the real question after them
+    record(
+        "refusals from one address: a foreign Origin, no Origin, preflights, an invalid body (8 each); "
+        "refused questions (blank, another visitor's session, a foreign Origin, invisible characters only)",
+        "ip_requests 5 per address, counted on entry before any other check (ADR 0118)",
+        "5 × 403 / 204 / 400, then 429 ip_limit, for each kind; after 4 refused questions the real one 429 ip_limit",
     )
 
 

@@ -55,7 +55,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Any] | None 
     @post(
         "/v1/ask/stream",
         status_code=200,
-        opt={"visitor": True, "limits": "own"},
+        opt={"visitor": True},
         summary="Answer as Server-Sent Events: route, token…, done (or error)",
     )
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
