@@ -45,7 +45,15 @@ from assist.widget.events import for_visitor
 from assist.widget.gate import Gate, TooManyRequests, WidgetRefused
 from assist.widget.signing import SigningKeys
 from assist.widget.store.backends import open_widget_store
-from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
+from assist.widget.tokens import (
+    BadVisitorToken,
+    Visitor,
+    is_visitor_token,
+    issue,
+    new_visitor_id,
+    token_kid,
+    verify,
+)
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -103,6 +111,7 @@ class Widget:
                 "a visitor token is accepted only by the widget's routes: /v1/ask/stream, "
                 "/v1/sessions/{id} and its feedback, /v1/widget/session"
             )
+        self._readable(connection.scope, _query_key(connection.scope), origin)  # a 401 too: the widget renews on it
         visitor = await anyio.to_thread.run_sync(self._verified, token, ip)
         if origin == visitor.origin:
             self._readable(connection.scope, visitor.key, origin)
@@ -115,7 +124,8 @@ class Widget:
 
     def _verified(self, token: str, ip: str) -> Visitor:
         try:
-            return verify(self.signing.ring(), token, self.settings.widget.token_ttl_s, _clock())
+            ring = self.signing.ring(token_kid(token))  # a key another process read first is read here too
+            return verify(ring, token, self.settings.widget.token_ttl_s, _clock())
         except BadVisitorToken as exc:
             self.gate.enter(None, ip)  # a token this engine did not sign names no key to count on
             raise NotAuthorizedException(
