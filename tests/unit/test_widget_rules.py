@@ -4,6 +4,7 @@ the defaults, visitor tokens that verify only as they were issued, and the page 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import jwt
@@ -25,6 +26,7 @@ from assist.widget.tokens import (
     new_visitor_id,
     verify,
 )
+from tests.support.attacks import record
 
 KEY = "k" * 64
 RING = KeyRing(KEY)
@@ -190,14 +192,25 @@ def test_the_previous_key_verifies_what_it_signed_up_to_one_token_life_after_the
         verify(KeyRing(new), before, TTL, rotated + 10)
 
 
-def test_a_signing_key_shorter_than_32_bytes_stops_start_up_naming_its_variable():
+def test_a_signing_key_shorter_than_32_bytes_or_of_few_distinct_bytes_stops_start_up_naming_its_variable():
     with pytest.raises(WeakKey, match="the secret x is 5 bytes"):
         check_strength("abcde", "the secret x")
-    assert check_strength("a" * 32, "x") == "a" * 32
+    random = secrets.token_urlsafe(32)
+    assert check_strength(random, "x") == random
     for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
         with pytest.raises(SettingsError, match=f"{name} is 31 bytes: .* at least 32"):
             Settings.from_env({name: "a" * 31})
-    assert Settings.from_env({"WIDGET_TOKEN_KEY": "é" * 16}).widget.token_key == "é" * 16  # bytes, not characters
+        for weak, distinct in (("a" * 32, 1), ("password" * 8, 7), ("0123456789abcde" * 3, 15)):
+            with pytest.raises(WeakKey, match=f"^{name} has {distinct} distinct bytes: .* at least 16"):
+                Settings.from_env({name: weak})
+    wide = "".join(chr(0xE0 + i) for i in range(16))  # 16 characters, 32 bytes (17 distinct): bytes are counted
+    assert Settings.from_env({"WIDGET_TOKEN_KEY": wide}).widget.token_key == wide
+    record(
+        'a signing key of few distinct bytes (`"a" * 32`, a word repeated) in WIDGET_TOKEN_KEY, '
+        "WIDGET_TOKEN_KEY_PREVIOUS or the secret",
+        "32 bytes at least, 16 of them distinct",
+        "start-up stops (or every token is refused) naming the variable or the secret",
+    )
 
 
 def test_the_page_kept_is_on_the_visitors_site_and_only_its_path():

@@ -67,19 +67,30 @@ class SettingsError(AssistError, ValueError):
 #: a visitor-token signing key's least length: HS256's own; a shorter key can be searched offline from any token,
 #: and tokens are free to get (ADR 0093)
 MIN_KEY_BYTES = 32
+#: a key of random bytes has about as many distinct ones as its length allows (32 base64 characters: ~25 on
+#: average, fewer than 16 about never); "aaaa…" or a repeated word has a handful
+MIN_DISTINCT_BYTES = 16
 
 
 class WeakKey(SettingsError):
-    """A signing key shorter than MIN_KEY_BYTES; the message names where it came from."""
+    """A signing key shorter than MIN_KEY_BYTES, or with fewer than MIN_DISTINCT_BYTES distinct bytes; the message
+    names where it came from."""
 
 
 def check_strength(key: str, source: str) -> str:
-    """The key, when at least MIN_KEY_BYTES long; a WeakKey naming `source` (the variable, the secret) otherwise."""
-    size = len(key.encode())
-    if size < MIN_KEY_BYTES:
+    """The key, when at least MIN_KEY_BYTES long and not made of a few repeated bytes; a WeakKey naming `source`
+    (the variable, the secret) otherwise."""
+    raw = key.encode()
+    make = "(make one: openssl rand -base64 48)"
+    if len(raw) < MIN_KEY_BYTES:
         raise WeakKey(
-            f"{source} is {size} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random bytes, "
-            "or anyone can recover it from a token and sign their own (make one: openssl rand -base64 48)"
+            f"{source} is {len(raw)} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random "
+            f"bytes, or anyone can recover it from a token and sign their own {make}"
+        )
+    if (distinct := len(set(raw))) < MIN_DISTINCT_BYTES:
+        raise WeakKey(
+            f"{source} has {distinct} distinct bytes: a visitor-token signing key must be random, with at least "
+            f"{MIN_DISTINCT_BYTES} distinct bytes; a repeated pattern is guessed from a token {make}"
         )
     return key
 
