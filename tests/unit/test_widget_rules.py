@@ -114,6 +114,14 @@ def test_x_forwarded_for_is_read_only_from_a_named_proxy_and_ipv6_is_grouped_by_
     assert wider.of(scope("2001:db8:1:2::1")) == wider.of(scope("2001:db8:1:ff::1")) == "2001:db8:1::/56"
     with pytest.raises(SettingsError, match="WIDGET_IPV6_PREFIX"):
         addresses(ipv6_prefix=200)
+    one_56 = [f"2001:db8:1:{i:x}::1" for i in range(100)]  # 100 /64s of one subscriber's /56
+    assert len({v6.of(scope(a)) for a in one_56}) == 100
+    assert len({wider.of(scope(a)) for a in one_56}) == 1
+    record(
+        "100 addresses from 100 /64s of one /56 (one subscriber's delegation)",
+        "WIDGET_IPV6_PREFIX: 64 by default (docs/widget.md, the trade-off), 56 where one /56 abuses",
+        "100 counters at /64 (each its own allowance); 1 counter at /56",
+    )
     with pytest.raises(SettingsError, match="WIDGET_TRUSTED_PROXIES"):
         addresses(trusted_proxies=("10.0.0.0/33",))
     assert Settings.from_env({"WIDGET_TRUSTED_PROXIES": "10.0.0.0/8|2001:db8::/32"}).widget.trusted_proxies == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -169,7 +170,7 @@ async def _events(
                 yield message
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
-        yield _message("error", {"detail": _safe_detail(exc)})
+        yield _message("error", {"detail": _safe_detail(exc, anonymous=seen_as is not None)})
     finally:
         await rest.aclose()  # a client gone mid-stream: phase 2 closes the model stream and writes the turn
 
@@ -178,10 +179,26 @@ def _message(name: str, payload: dict[str, Any]) -> ServerSentEventMessage:
     return ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
 
 
-def _safe_detail(exc: Exception) -> str:
-    if isinstance(exc, InvalidRequest | StoreUnavailable):
+def _safe_detail(exc: Exception, anonymous: bool) -> str:
+    if isinstance(exc, InvalidRequest) or (isinstance(exc, StoreUnavailable) and not anonymous):
         return str(exc)
+    if anonymous:
+        return _withheld(exc, str(exc))
     return f"{type(exc).__name__}: the answer could not be completed"
+
+
+def _anonymous(request: Request) -> bool:
+    """A caller nobody identified: a widget visitor, or the public session route's (a failure's details, which
+    can name an endpoint or a table, are not for them)."""
+    return request.scope.get(VISITOR_SCOPE_KEY) is not None or bool(request.route_handler.opt.get("public"))
+
+
+def _withheld(exc: BaseException, detail: str) -> str:
+    """What an anonymous caller is told of a failure: that it happened, and the request id the log keeps its
+    details under."""
+    request_id = uuid.uuid4().hex
+    log.warning("api.failure_withheld", request_id=request_id, error=type(exc).__name__, detail=detail[:500])
+    return f"the service is unavailable; retry shortly (request {request_id})"
 
 
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
@@ -205,6 +222,8 @@ def _unexpected(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     p = problem(exc)
     if p["status"] == HTTP_500_INTERNAL_SERVER_ERROR:
         log.exception("api.unhandled", path=request.url.path, error=type(exc).__name__)
+    if p["status"] >= HTTP_500_INTERNAL_SERVER_ERROR and _anonymous(request):
+        p["detail"] = _withheld(exc, p["detail"])
     body = {"status_code": p["status"], "detail": p["detail"]} | ({"reason": p["reason"]} if p["reason"] else {})
     headers = {"Retry-After": str(p["retry_after_s"])} if p["retry_after_s"] else {}
     return Response(body, status_code=p["status"], headers=headers)
