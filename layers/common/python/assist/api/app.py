@@ -14,7 +14,7 @@ from litestar.exceptions import ClientException, HTTPException, SerializationExc
 from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR, HTTP_503_SERVICE_UNAVAILABLE
 
 from assist.api.admin import require_admin
 from assist.api.body_limits import BodyLimits
@@ -222,7 +222,7 @@ def _unexpected(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     p = problem(exc)
     if p["status"] == HTTP_500_INTERNAL_SERVER_ERROR:
         log.exception("api.unhandled", path=request.url.path, error=type(exc).__name__)
-    if p["status"] >= HTTP_500_INTERNAL_SERVER_ERROR and _anonymous(request):
+    if p["status"] == HTTP_503_SERVICE_UNAVAILABLE and _anonymous(request):
         p["detail"] = _withheld(exc, p["detail"])
     body = {"status_code": p["status"], "detail": p["detail"]} | ({"reason": p["reason"]} if p["reason"] else {})
     headers = {"Retry-After": str(p["retry_after_s"])} if p["retry_after_s"] else {}
