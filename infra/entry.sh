@@ -4,6 +4,7 @@
 #   http    uvicorn serves functions.$FUNCTION.app:app on $PORT (default 8080): any container platform,
 #           or Lambda behind the Lambda Web Adapter (the streaming answer function)
 #   (none)  lambda when the Lambda Runtime API is present, http otherwise
+# uvicorn reads no forwarded header (--no-proxy-headers): the app decides which address is the caller's (ADR 0116)
 set -eu
 : "${FUNCTION:?FUNCTION is not set: build with --build-arg FUNCTION=classify|retrieve|answer|export}"
 mode="${1:-auto}"
@@ -12,6 +13,6 @@ if [ "$mode" = auto ]; then
 fi
 case "$mode" in
     lambda) exec python -m awslambdaric "functions.${FUNCTION}.app.handler" ;;
-    http) exec python -m uvicorn "functions.${FUNCTION}.app:app" --host 0.0.0.0 --port "${PORT:-8080}" --no-access-log ;;
+    http) exec python -m uvicorn "functions.${FUNCTION}.app:app" --host 0.0.0.0 --port "${PORT:-8080}" --no-access-log --no-proxy-headers ;;
     *) exec "$@" ;;
 esac

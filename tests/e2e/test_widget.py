@@ -340,3 +340,47 @@ def test_a_page_of_an_origin_the_key_does_not_list_gets_no_token_and_no_cors_gra
         assert (direct.status_code, direct.headers.get("access-control-allow-origin")) == (403, None)
         assert page.evaluate("Object.keys(sessionStorage)") == []  # no token kept
         context.close()
+
+
+def test_a_token_the_engine_cannot_verify_is_dropped_and_the_question_answered_with_a_new_one(
+    sync_api, stack, site, key, chromium, ollama
+):
+    """After a key rotation a token may name a key an engine does not hold: the widget gets a new token, once,
+    and the visitor sees the answer, not an error (ADR 0119)."""
+    jwt = pytest.importorskip("jwt")
+    expect = sync_api.expect
+    ollama.set_up()
+    ollama.reply(ANSWER, model="main-model:1b")
+    context = chromium.new_context(viewport=WIDE, locale="en-US")
+    page, problems = watched(context, stack, site)
+    seen: list[tuple[str, str, int]] = []
+    page.on("response", lambda r: seen.append((r.request.method, r.url.split("?")[0].removeprefix(stack), r.status)))
+    page.goto(page_on(site, "/rotated.html", stack, key))
+    shadow(page, ".launcher").click()
+    shadow(page, "textarea").fill(QUESTION)
+    shadow(page, "textarea").press("Enter")
+    expect(shadow(page, ".turn .answer").last).to_have_attribute("data-state", "done", timeout=30_000)
+
+    store = f"assist.widget.{key}"
+    kept = json.loads(page.evaluate(f"sessionStorage.getItem({json.dumps(store)})"))
+    claims = jwt.decode(kept["token"], options={"verify_signature": False})
+    header = {"typ": "assist-visitor+jwt", "kid": "0123456789abcdef"}  # a key this engine does not hold
+    kept["token"] = jwt.encode(claims, "a key another engine rotated to, long enough" * 2, "HS256", headers=header)
+    page.evaluate(f"sessionStorage.setItem({json.dumps(store)}, {json.dumps(json.dumps(kept))})")
+    seen.clear()
+    shadow(page, "textarea").fill("And how does it decide about code?")
+    shadow(page, "textarea").press("Enter")
+    answer = shadow(page, ".turn .answer").last
+    expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
+    expect(answer.locator(".text")).to_contain_text("It routes each message")
+    calls = [c for c in seen if c[0] != "OPTIONS"]
+    assert calls == [
+        ("POST", "/v1/ask/stream", 401),
+        ("POST", "/v1/widget/session", 200),
+        ("POST", "/v1/ask/stream", 200),
+    ], calls
+    renewed = json.loads(page.evaluate(f"sessionStorage.getItem({json.dumps(store)})"))
+    assert renewed["token"] != kept["token"]
+    assert renewed["session"].startswith(renewed["visitor"] + ".")
+    assert [p for p in problems if "401" not in p] == [], problems  # the one refusal, and the browser's note of it
+    context.close()

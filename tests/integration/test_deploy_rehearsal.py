@@ -14,6 +14,7 @@ import pytest
 from assist_dev.local.definition import ROOT
 from assist_dev.rehearsal.iam import allowed
 from assist_dev.rehearsal.rehearse import FLOWS, drop_actions
+from tests.support.attacks import record
 
 pytestmark = pytest.mark.integration
 DOCS = ROOT / "docs"
@@ -44,6 +45,13 @@ def test_every_flow_runs_under_the_templates_own_roles_and_nothing_is_denied(sma
     assert code == 0
     assert report["wall_s"] > 0
     assert "logs" not in report  # a rehearsal that passed leaves nothing behind
+    record(
+        "`assist keys deny-visitor` against a deployed stack (the deploy rehearsal's `deny_visitor` flow, IAM "
+        "enforced)",
+        "the admin route `POST /v1/admin/denied-visitors` in the HTTP API (admin scope), the Ask function's role "
+        "writing the widget table",
+        "201; the visitor's stream at the function URL and its renewal 403, another visitor served; `denied: []`",
+    )
 
 
 def test_a_statement_dropped_from_the_expanded_policies_fails_the_rehearsal_naming_the_call(small_docs):

@@ -10,11 +10,13 @@ from typing import Any
 import httpx
 import jwt
 import pytest
+from structlog.testing import capture_logs
 
 from assist.ollama_client import forget_facts
 from assist.settings import Settings
 from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from tests.integration.conftest import served
+from tests.support.attacks import record
 
 pytestmark = pytest.mark.integration
 SITE = "https://docs.example.com"
@@ -229,3 +231,27 @@ def test_an_app_that_verifies_user_tokens_takes_visitor_tokens_on_the_widget_rou
                 httpx.post(url + "/v1/ask", json={"session_id": "x", "message": "y"}, headers=as_visitor(v)).status_code
                 == 403
             )
+
+
+def test_an_anonymous_caller_meets_a_store_failure_as_a_generic_503_with_a_request_id(docs_index):
+    """The widget's store unreachable (nothing answers at its endpoint): a visitor's page is told that the service is
+    unavailable and under which request id the log keeps the details, never the endpoint, the table or the
+    exception."""
+    dead = docs_index.with_(aws={"endpoint_url": "http://127.0.0.1:9"}, widget={"table": "assist-widget-gone"})
+    with served(dead) as url, capture_logs() as logs:
+        r = httpx.post(url + "/v1/widget/session?key=pk_x", json={"key": "pk_x"}, headers={"origin": SITE}, timeout=60)
+    assert r.status_code == 503, r.text
+    detail = r.json()["detail"]
+    assert detail.startswith("the service is unavailable; retry shortly (request ")
+    for secret in ("127.0.0.1", ":9", "assist-widget-gone", "Endpoint", "DynamoDB"):
+        assert secret not in r.text
+    request_id = detail.rsplit(" ", 1)[1].rstrip(")")
+    [entry] = [e for e in logs if e.get("request_id") == request_id]
+    assert entry["event"] == "api.failure_withheld"
+    assert "127.0.0.1:9" in entry["detail"]  # the details are in the log, under that id
+    record(
+        "the widget's store unreachable, a visitor's page asking for a token",
+        "anonymous callers are told no failure's details",
+        '503 "the service is unavailable; retry shortly (request <id>)", no endpoint, table or exception; the '
+        "details in the log under that id",
+    )

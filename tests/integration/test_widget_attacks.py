@@ -39,6 +39,7 @@ SITE = "https://docs.example.com"
 QUESTION = "Where is the index stored?"
 ATTACKER, VICTIM, BYSTANDER, ADMIN = "198.51.100.20", "203.0.113.50", "203.0.113.77", "192.0.2.1"
 MAIN, LIGHT = "qwen3:1.7b", "qwen3:0.6b"
+CLOUDFRONT_RANGE = "130.176.0.0/16"  # one of CloudFront's origin-facing ranges (its published ip-ranges.json)
 
 
 def template_env(function: str, jwks_url: str) -> dict[str, str]:
@@ -97,7 +98,7 @@ def new_key(front: Any, **limits: Any) -> str:
 
 def session(front: Any, key: str, ip: str, **headers: str) -> httpx.Response:
     sent = {"origin": SITE} | {k.replace("_", "-"): v for k, v in headers.items()}
-    return front.url.request("POST", "/v1/widget/session", ip, sent, {"key": key})
+    return front.url.request("POST", f"/v1/widget/session?key={key}", ip, sent, {"key": key})  # as widget.js sends it
 
 
 def visitor(front: Any, key: str, ip: str) -> dict[str, Any]:
@@ -173,7 +174,7 @@ def test_one_address_forging_x_forwarded_for_on_the_api_gateway_event_gets_no_mo
             "version": "2.0",
             "routeKey": "POST /v1/widget/session",
             "rawPath": "/v1/widget/session",
-            "rawQueryString": "",
+            "rawQueryString": f"key={key}",  # as widget.js sends it
             "headers": sent,
             "requestContext": {**context, "requestId": secrets.token_hex(8), "stage": "$default"},
             "body": body,
@@ -189,6 +190,52 @@ def test_one_address_forging_x_forwarded_for_on_the_api_gateway_event_gets_no_mo
         "forged X-Forwarded-For on 20 `POST /v1/widget/session`, API Gateway event (mangum)",
         "ip_requests 5 per address",
         "5 tokens, then 15 × 429 ip_limit: the address is the event's requestContext.http.sourceIp",
+    )
+
+
+def test_one_address_forging_x_forwarded_for_through_uvicorn_in_socket_mode_gets_no_more_than_its_limit(
+    docs_index, stream_env, idp
+):
+    """uvicorn with its defaults believes X-Forwarded-For from 127.0.0.1: every uvicorn here runs without it."""
+    s = deployed(stream_env, docs_index, WIDGET_ADDRESS_FROM="socket")
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as url:
+        admin = {"authorization": f"Bearer {idp.token('ops', scope=s.insights.scope)}"}
+        key = new_key(SimpleNamespace(url=FunctionUrl(url), admin=admin), ip_requests=5)
+        lying = [{"origin": SITE, "x-forwarded-for": f"10.0.{i}.9"} for i in range(20)]
+        sent = [httpx.post(url + "/v1/widget/session", json={"key": key}, headers=h, timeout=10) for h in lying]
+    assert [r.status_code for r in sent] == [200] * 5 + [429] * 15
+    assert {r.json()["reason"] for r in sent[5:]} == {"ip_limit"}
+    record(
+        "forged X-Forwarded-For on 20 `POST /v1/widget/session` through uvicorn in socket mode, from 127.0.0.1",
+        "ip_requests 5 per address",
+        "5 tokens, then 15 × 429 ip_limit: uvicorn runs with --no-proxy-headers wherever the app is served",
+    )
+
+
+def test_behind_cloudfront_one_viewer_forging_x_forwarded_for_gets_no_more_than_its_limit(docs_index, stream_env, idp):
+    """CloudFront in front of the function URL: the function URL's sourceIp is an edge's (inside the trusted
+    CloudFront range); the viewer's address is in CloudFront-Viewer-Address, which CloudFront sets."""
+    s = deployed(stream_env, docs_index, WIDGET_ADDRESS_FROM="cloudfront", WIDGET_TRUSTED_PROXIES=CLOUDFRONT_RANGE)
+    with serve(create_app(build_engine(s, client("dynamodb", s)))) as url:
+        cdn = SimpleNamespace(
+            url=FunctionUrl(url), admin={"authorization": f"Bearer {idp.token('ops', scope=s.insights.scope)}"}
+        )
+        key = new_key(cdn, ip_requests=5)
+        replies = [
+            session(cdn, key, f"130.176.{i}.20", **forged(i), cloudfront_viewer_address=f"{ATTACKER}:{40000 + i}")
+            for i in range(20)
+        ]
+        # straight to the function URL, claiming a victim in CloudFront's header: its own sourceIp counts
+        direct = [session(cdn, key, BYSTANDER, cloudfront_viewer_address=f"{VICTIM}:443") for _ in range(6)]
+        victim = session(cdn, key, "130.176.99.20", cloudfront_viewer_address=f"{VICTIM}:50000")
+    assert [r.status_code for r in replies] == [200] * 5 + [429] * 15
+    assert [r.status_code for r in direct] == [200] * 5 + [429]
+    assert victim.status_code == 200, victim.text
+    record(
+        "behind CloudFront (sourceIp an edge's, trusted): one viewer in CloudFront-Viewer-Address forging "
+        "X-Forwarded-For on 20 `POST /v1/widget/session`; a direct caller forging CloudFront's header",
+        "ip_requests 5 per address (WIDGET_ADDRESS_FROM=cloudfront)",
+        "5 tokens, then 15 × 429 ip_limit; the direct caller counted on its own sourceIp; the victim answered",
     )
 
 
@@ -241,6 +288,46 @@ def test_random_keys_count_against_the_address(front):
         f"{limit + 10} made-up `pk_` keys from one address (sessions and preflights)",
         f"ip_requests {limit} per address (the deployment's), no store read per made-up key",
         f"{limit} × 403, then 429 ip_limit; another address still gets its 403",
+    )
+
+
+def test_every_refusal_counts_against_the_address_before_any_other_work(front):
+    preflight = {"access-control-request-method": "POST", "access-control-request-headers": "authorization"}
+    kinds = {
+        "a foreign Origin": lambda key, ip: session(front, key, ip, origin="https://evil.example.net"),
+        "no Origin": lambda key, ip: front.url.request("POST", f"/v1/widget/session?key={key}", ip, {}, {"key": key}),
+        "a preflight": lambda key, ip: front.url.request(
+            "OPTIONS", f"/v1/ask/stream?key={key}", ip, {"origin": SITE, **preflight}
+        ),
+        "an invalid body": lambda key, ip: front.url.request(
+            "POST", f"/v1/widget/session?key={key}", ip, {"origin": SITE}, {"key": key, "more": 1}
+        ),
+    }
+    seen = {}
+    for n, (kind, send) in enumerate(kinds.items()):
+        key, ip = new_key(front, ip_requests=5), f"192.0.2.{100 + n}"
+        codes = [send(key, ip).status_code for _ in range(8)]
+        assert codes[5:] == [429] * 3, (kind, codes)
+        assert session(front, key, ip).status_code == 429, kind  # a real request from there too, now
+        assert session(front, key, BYSTANDER).status_code == 200  # another address is untouched
+        seen[kind] = codes[0]
+    assert seen == {"a foreign Origin": 403, "no Origin": 403, "a preflight": 204, "an invalid body": 400}
+
+    key, ip = new_key(front, ip_requests=5), "192.0.2.120"  # refused questions: the token, then 4 refusals
+    v, other = visitor(front, key, ip), visitor(front, key, BYSTANDER)
+    refusals = [
+        ask(front, v, ip, message="   "),
+        ask(front, v, ip, session_id=f"{other['visitor']}.chat"),
+        front.url.request("POST", "/v1/ask/stream", ip, {**as_visitor(v), "origin": "https://evil.example.net"}, {}),
+        ask(front, v, ip, message="\u200b\ufeff"),
+    ]
+    assert [r.status_code for r in refusals] == [400, 403, 403, 400]
+    refused(ask(front, v, ip), "ip_limit")  # the real question after them
+    record(
+        "refusals from one address: a foreign Origin, no Origin, preflights, an invalid body (8 each); "
+        "refused questions (blank, another visitor's session, a foreign Origin, invisible characters only)",
+        "ip_requests 5 per address, counted on entry before any other check (ADR 0118)",
+        "5 × 403 / 204 / 400, then 429 ip_limit, for each kind; after 4 refused questions the real one 429 ip_limit",
     )
 
 
@@ -367,22 +454,48 @@ def spent(front: Any, key: str) -> int:
     return open_widget_store(front.settings).count(budget_counter(key, day), int(now * 1000))
 
 
-def test_the_budget_counts_model_calls_three_for_a_question_classified_and_rewritten_by_models(models):
+def test_every_model_call_is_charged_the_classifiers_second_ask_a_rewrite_a_fallback_and_the_answer(models):
     key = new_key(models, daily_model_calls=100)
     v = visitor(models, key, VICTIM)
     models.host.reply("RETRIEVAL", model=MAIN)  # the classifier's verdict, and the answer
+    models.host.queue_replies(["It is about the documentation."], model=MAIN)  # not a label: the classifier asks again
     answered(ask(models, v, VICTIM, "How do I configure the light model slot?"))
-    assert spent(models, key) == len(models.host.calls("/api/chat")) == 2  # classifier, answer
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 3  # classifier twice, answer
+    models.host.queue_replies(["Documentation."], model=MAIN)
     models.host.queue_replies(["configure the light model slot on another Ollama host"], model=LIGHT)
     answered(ask(models, v, VICTIM, "and how do I do that on another host?"))
-    assert spent(models, key) == len(models.host.calls("/api/chat")) == 5  # classifier, rewrite, answer
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 7  # classifier twice, rewrite, answer
     rewrite = models.host.calls("/api/chat", model=LIGHT)
     assert len(rewrite) == 1
     assert "another host" in rewrite[0].body["messages"][-1]["content"]
+    models.host.set_down(LIGHT)  # the rewrite's light slot fails and falls back to main
+    try:
+        answered(ask(models, v, VICTIM, "and is that the same on the other host?"))
+    finally:
+        models.host.set_up(LIGHT)
+    assert spent(models, key) == len(models.host.calls("/api/chat")) == 11  # classifier, light, main, answer
     record(
-        "one question that needs the LLM classifier, a rewrite and the answer (3 of the 4 stages that call models)",
-        "daily_model_calls counts model calls, any stage",
-        "3 counted on the key's budget, 3 chat calls at the model host",
+        "one question whose classifier reply is not a label (asked twice), a rewrite and the answer; a slot fallback",
+        "daily_model_calls counts every model call where it is made (assist.llm.charge)",
+        "7 counted on the key's budget, 7 chat calls at the model host; with a slot fallback, 4 and 4",
+    )
+
+
+def test_past_the_budget_not_one_call_reaches_the_model_host(models):
+    key = new_key(models, daily_model_calls=3)
+    v = visitor(models, key, VICTIM)
+    models.host.reply("RETRIEVAL", model=MAIN)
+    models.host.queue_replies(["It is about the documentation."], model=MAIN)
+    assert answered(ask(models, v, VICTIM))["degraded"] == []  # classifier twice, answer: the budget's 3
+    calls = len(models.host.calls("/api/chat"))
+    models.host.queue_replies(["Documentation."], model=MAIN)
+    assert answered(ask(models, v, VICTIM, "How do I configure the light model slot?"))["degraded"] == ["budget"]
+    assert len(models.host.calls("/api/chat")) == calls  # the classifier's call was refused before it was sent
+    assert spent(models, key) == 3
+    record(
+        "a question past the key's daily model budget, its classifier reply made to miss a label",
+        "daily_model_calls 3",
+        "the first question's 3 calls counted; then 0 calls at the model host, an extractive answer with budget",
     )
 
 

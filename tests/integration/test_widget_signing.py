@@ -5,6 +5,7 @@ widget table (a file only its owner reads beside the embedded store; a secret na
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import stat
 import time
@@ -31,17 +32,18 @@ class Clock:
 def test_a_rotated_secret_reaches_a_warm_process_within_the_interval_and_the_old_key_still_verifies(base_settings):
     sm = client("secretsmanager", base_settings)
     name = f"token-key-{uuid.uuid4().hex[:8]}"
-    sm.create_secret(Name=name, SecretString="a" * 48)
+    old, new = secrets.token_urlsafe(48), secrets.token_urlsafe(48)
+    sm.create_secret(Name=name, SecretString=old)
     clock = Clock()
     keys = SigningKeys(base_settings.with_(widget={"token_key_secret": name, "token_key_cache_s": 300}), clock)
     first = keys.ring()
-    assert (first.current, first.previous) == ("a" * 48, None)
-    sm.put_secret_value(SecretId=name, SecretString="b" * 48)  # the rotation: AWSCURRENT b, AWSPREVIOUS a
+    assert (first.current, first.previous) == (old, None)
+    sm.put_secret_value(SecretId=name, SecretString=new)  # the rotation: AWSCURRENT new, AWSPREVIOUS old
     clock.now += 299
-    assert keys.ring().current == "a" * 48  # kept for the interval: no read per token
+    assert keys.ring().current == old  # kept for the interval: no read per token
     clock.now += 1
     ring = keys.ring()
-    assert (ring.current, ring.previous) == ("b" * 48, "a" * 48)
+    assert (ring.current, ring.previous) == (new, old)
     # the rotation's time is the current version's creation, as Secrets Manager records it (moto: to the second)
     assert first.rotated_at <= ring.rotated_at <= time.time() + 1
 
@@ -53,6 +55,9 @@ def test_a_weak_secret_is_refused_naming_it(base_settings):
     keys = SigningKeys(base_settings.with_(widget={"token_key_secret": name}))
     with pytest.raises(WeakKey, match=f"WIDGET_TOKEN_KEY_SECRET={name} is 5 bytes"):
         keys.ring()
+    sm.put_secret_value(SecretId=name, SecretString="secret" * 8)  # long enough, 5 distinct bytes
+    with pytest.raises(WeakKey, match=f"WIDGET_TOKEN_KEY_SECRET={name} has 5 distinct bytes"):
+        SigningKeys(base_settings.with_(widget={"token_key_secret": name})).ring()
 
 
 def test_with_no_key_configured_the_embedded_store_keeps_its_key_in_a_private_file_not_in_its_table(

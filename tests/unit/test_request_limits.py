@@ -26,6 +26,8 @@ def ask(**fields) -> AskRequest:
         ({"message": "é" * 100_000}, "message is 100000 characters; the limit is 8000"),
         ({"message": "😀" * 8001}, "message is 8001 characters; the limit is 8000"),
         ({"message": " \n\t "}, "message is blank"),
+        ({"message": "\u200b\ufeff\u2060\u200d"}, "message is blank (no visible character)"),
+        ({"message": "\u3164 \u2800\u0301"}, "message is blank (no visible character)"),
         ({"extra_context": "x" * 16_001}, "extra_context is 16001 characters; the limit is 16000"),
         ({"editor_content": "ß" * 32_001}, "editor_content is 32001 characters; the limit is 32000"),
         ({"user_info": {"name": "é" * 5000}}, "user_info is 10011 bytes as JSON; the limit is 8192"),
@@ -112,3 +114,7 @@ def test_nesting_matches_the_decoded_depth_on_random_documents():
         body = json.dumps(value, ensure_ascii=rng.random() < 0.5).encode()
         for limit in (5, MAX_JSON_DEPTH):
             assert nesting_exceeds(body, limit) == (depth(value) > limit), (body[:200], limit)
+
+
+def test_a_message_with_one_visible_character_among_invisible_ones_passes():
+    check_ask(ask(message="\u200b¿\ufeff"), Settings())

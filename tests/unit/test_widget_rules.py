@@ -4,6 +4,7 @@ the defaults, visitor tokens that verify only as they were issued, and the page 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import jwt
@@ -25,6 +26,7 @@ from assist.widget.tokens import (
     new_visitor_id,
     verify,
 )
+from tests.support.attacks import record
 
 KEY = "k" * 64
 RING = KeyRing(KEY)
@@ -108,6 +110,18 @@ def test_x_forwarded_for_is_read_only_from_a_named_proxy_and_ipv6_is_grouped_by_
     assert v6.of(scope("2001:db8:1:2:aaaa::1")) == v6.of(scope("2001:db8:1:2:bbbb::9")) == "2001:db8:1:2::/64"
     assert v6.of(scope("2001:db8:1:3::1")) != v6.of(scope("2001:db8:1:2::1"))
     assert v6.of(scope("::ffff:192.0.2.1")) == "192.0.2.1"
+    wider = addresses(ipv6_prefix=56)  # the grouping is a setting (docs/widget.md): a /56 counts as one
+    assert wider.of(scope("2001:db8:1:2::1")) == wider.of(scope("2001:db8:1:ff::1")) == "2001:db8:1::/56"
+    with pytest.raises(SettingsError, match="WIDGET_IPV6_PREFIX"):
+        addresses(ipv6_prefix=200)
+    one_56 = [f"2001:db8:1:{i:x}::1" for i in range(100)]  # 100 /64s of one subscriber's /56
+    assert len({v6.of(scope(a)) for a in one_56}) == 100
+    assert len({wider.of(scope(a)) for a in one_56}) == 1
+    record(
+        "100 addresses from 100 /64s of one /56 (one subscriber's delegation)",
+        "WIDGET_IPV6_PREFIX: 64 by default (docs/widget.md, the trade-off), 56 where one /56 abuses",
+        "100 counters at /64 (each its own allowance); 1 counter at /56",
+    )
     with pytest.raises(SettingsError, match="WIDGET_TRUSTED_PROXIES"):
         addresses(trusted_proxies=("10.0.0.0/33",))
     assert Settings.from_env({"WIDGET_TRUSTED_PROXIES": "10.0.0.0/8|2001:db8::/32"}).widget.trusted_proxies == (
@@ -166,16 +180,19 @@ def test_a_visitor_token_verifies_only_as_issued():
         verify(RING, forged, TTL, now)
 
 
-def test_the_previous_key_verifies_what_it_signed_before_the_rotation_for_one_token_life():
+def test_the_previous_key_verifies_what_it_signed_up_to_one_token_life_after_the_rotation():
     old, new, rotated = "o" * 48, "n" * 48, 1_000_000.0
     before, _ = issue(KeyRing(old), "v" + "0" * 24, "pk_x", "https://a.example", TTL, rotated - 60)
     ring = KeyRing(new, old, rotated)
     assert verify(ring, before, TTL, rotated + TTL - 61).id == "v" + "0" * 24  # within its life
     with pytest.raises(BadVisitorToken, match="expired"):
         verify(ring, before, TTL, rotated + TTL)  # one token life after the rotation: gone
-    after, _ = issue(KeyRing(old), "v" + "1" * 24, "pk_x", "https://a.example", TTL, rotated + 5)
-    with pytest.raises(BadVisitorToken, match="after its rotation"):  # the old key signing anew is not accepted
-        verify(ring, after, TTL, rotated + 10)
+    # a warm process that has not read the rotated secret yet still signs with the old key: its tokens pass
+    late, _ = issue(KeyRing(old), "v" + "1" * 24, "pk_x", "https://a.example", TTL, rotated + 290)
+    assert verify(ring, late, TTL, rotated + 300).id == "v" + "1" * 24
+    after, _ = issue(KeyRing(old), "v" + "1" * 24, "pk_x", "https://a.example", TTL, rotated + TTL + 5)
+    with pytest.raises(BadVisitorToken, match="after its rotation"):  # a token life later, the old key signs nothing
+        verify(ring, after, TTL, rotated + TTL + 10)
     fresh, _ = issue(ring, "v" + "2" * 24, "pk_x", "https://a.example", TTL, rotated + 5)
     assert jwt.get_unverified_header(fresh)["kid"] == key_id(new)  # the new key signs
     assert verify(ring, fresh, TTL, rotated + 10).id == "v" + "2" * 24
@@ -183,14 +200,25 @@ def test_the_previous_key_verifies_what_it_signed_before_the_rotation_for_one_to
         verify(KeyRing(new), before, TTL, rotated + 10)
 
 
-def test_a_signing_key_shorter_than_32_bytes_stops_start_up_naming_its_variable():
+def test_a_signing_key_shorter_than_32_bytes_or_of_few_distinct_bytes_stops_start_up_naming_its_variable():
     with pytest.raises(WeakKey, match="the secret x is 5 bytes"):
         check_strength("abcde", "the secret x")
-    assert check_strength("a" * 32, "x") == "a" * 32
+    random = secrets.token_urlsafe(32)
+    assert check_strength(random, "x") == random
     for name in ("WIDGET_TOKEN_KEY", "WIDGET_TOKEN_KEY_PREVIOUS"):
         with pytest.raises(SettingsError, match=f"{name} is 31 bytes: .* at least 32"):
             Settings.from_env({name: "a" * 31})
-    assert Settings.from_env({"WIDGET_TOKEN_KEY": "é" * 16}).widget.token_key == "é" * 16  # bytes, not characters
+        for weak, distinct in (("a" * 32, 1), ("password" * 8, 7), ("0123456789abcde" * 3, 15)):
+            with pytest.raises(WeakKey, match=f"^{name} has {distinct} distinct bytes: .* at least 16"):
+                Settings.from_env({name: weak})
+    wide = "".join(chr(0xE0 + i) for i in range(16))  # 16 characters, 32 bytes (17 distinct): bytes are counted
+    assert Settings.from_env({"WIDGET_TOKEN_KEY": wide}).widget.token_key == wide
+    record(
+        'a signing key of few distinct bytes (`"a" * 32`, a word repeated) in WIDGET_TOKEN_KEY, '
+        "WIDGET_TOKEN_KEY_PREVIOUS or the secret",
+        "32 bytes at least, 16 of them distinct",
+        "start-up stops (or every token is refused) naming the variable or the secret",
+    )
 
 
 def test_the_page_kept_is_on_the_visitors_site_and_only_its_path():
@@ -226,3 +254,29 @@ def test_made_up_keys_read_no_store_per_request_and_a_new_key_is_seen_within_a_s
     store.keys.append(SiteKey(key="pk_new", origins=[], created_at=""))
     now[0] += KeyCache.MISS_REREAD_S
     assert cache.get("pk_new") is not None
+
+
+def test_behind_cloudfront_the_viewer_is_cloudfronts_header_and_only_from_cloudfront():
+    cdn = addresses(address_from="cloudfront", trusted_proxies=("130.176.0.0/16",))
+    edge = adapter_context("130.176.9.20")
+    forged = {"x_forwarded_for": "198.51.100.1"}
+    assert cdn.of(
+        scope("127.0.0.1", **forged, x_amzn_request_context=edge, cloudfront_viewer_address="203.0.113.7:46532")
+    ) == ("203.0.113.7")
+    v6 = cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address="2001:db8:1:2::5:443"))
+    assert v6 == "2001:db8:1:2::/64"
+    assert cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address="[2001:db8::9]:443")) == (
+        "2001:db8::/64"
+    )
+    # a header that is not `ip:port`, or none (the origin request policy does not forward it): unknown
+    for junk in ("203.0.113.7", "203.0.113.7:99999", "evil:80", "", "203.0.113.7:80, 1.2.3.4:80"):
+        assert cdn.of(scope("127.0.0.1", x_amzn_request_context=edge, cloudfront_viewer_address=junk)) == UNKNOWN
+    # straight to the function URL, not from CloudFront: the caller's own sourceIp, whatever it wrote
+    direct = adapter_context("198.51.100.20")
+    assert cdn.of(
+        scope("127.0.0.1", **forged, x_amzn_request_context=direct, cloudfront_viewer_address="203.0.113.50:1")
+    ) == ("198.51.100.20")
+    with pytest.raises(SettingsError, match="needs WIDGET_TRUSTED_PROXIES"):
+        addresses(address_from="cloudfront")
+    with pytest.raises(SettingsError, match="WIDGET_ADDRESS_FROM=cloudfront"):  # X-Forwarded-For: never read there
+        addresses(address_from="lambda-web-adapter", trusted_proxies=("130.176.0.0/16",))

@@ -51,7 +51,7 @@ def answer_containers(env: dict[str, str], n: int) -> Iterator[list[Container]]:
         for _ in range(n):
             port = free_port()
             cmd = [sys.executable, "-m", "uvicorn", "functions.answer.app:app", "--host", "127.0.0.1"]
-            cmd += ["--port", str(port), "--log-level", "warning"]
+            cmd += ["--port", str(port), "--log-level", "warning", "--no-proxy-headers"]
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             procs.append((proc, f"http://127.0.0.1:{port}"))
         deadline = time.monotonic() + 180

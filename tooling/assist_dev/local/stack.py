@@ -134,7 +134,9 @@ def up(settings: Settings, port: int, docs: Path | list[SourceSpec], index: str 
         )
         # /v1/ask runs the state machine; the answer function's engine serves the in-process routes
         app = create_app(serverless.functions["answer"].engine.get(), ask_via=serverless.ask)
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=5, proxy_headers=False
+        )
         # uvicorn re-raises the Ctrl-C it handled; a requested stop is a clean exit
         with contextlib.suppress(KeyboardInterrupt):
             uvicorn.Server(config).run()

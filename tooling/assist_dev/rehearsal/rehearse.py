@@ -510,7 +510,8 @@ def flow_widget(r: Rehearsal) -> None:
     # deferred, ADR 0071: httpx 0.11 s
     from assist_dev.doubles.function_url import FunctionUrl
 
-    limits = {"visitor_questions": 1, "ip_requests": 4}  # the address: token, question, question, history
+    # the address: another origin's refusal, token, question, question, history (every request counts, ADR 0118)
+    limits = {"visitor_questions": 1, "ip_requests": 5}
     status, key = r.api("POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": limits}, r.admin_token)
     if status != 201 or not isinstance(key, dict):
         raise FlowFailed(f"POST /v1/admin/keys: HTTP {status}: {str(key)[:200]}")
@@ -559,9 +560,52 @@ def flow_widget(r: Rehearsal) -> None:
     read = url.request("GET", history, source, as_visitor(3))
     if read.status_code != 200 or len(read.json().get("turns", [])) != 1:
         raise FlowFailed(f"the visitor's history: HTTP {read.status_code}: {read.text[:200]}")
-    forged = url.request("GET", history, source, as_visitor(4))  # the 5th request of the address: its limit is 4
+    forged = url.request("GET", history, source, as_visitor(4))  # the 6th request of the address: its limit is 5
     if forged.status_code != 429 or forged.json().get("reason") != "ip_limit":
         raise FlowFailed(f"a 5th request claiming another address: HTTP {forged.status_code}: {forged.text[:200]}")
+
+
+def flow_deny_visitor(r: Rehearsal) -> None:
+    """`assist keys deny-visitor` as it reaches a deployed stack (`POST /v1/admin/denied-visitors` on the HTTP API,
+    admin scope, the Ask function's role writing the widget table): the visitor's token is then refused at the
+    stream function's URL and its renewal at the HTTP API; another visitor of the key is still served."""
+    # deferred, ADR 0071: httpx 0.11 s
+    from assist_dev.doubles.function_url import FunctionUrl
+
+    limits = {"ip_requests": 1000}  # the denial is polled for: each try is two requests of the address
+    status, key = r.api("POST", "/v1/admin/keys", {"origins": [WIDGET_SITE], "limits": limits}, r.admin_token)
+    if status != 201 or not isinstance(key, dict):
+        raise FlowFailed(f"POST /v1/admin/keys: HTTP {status}: {str(key)[:200]}")
+    path, origin = f"/v1/widget/session?key={key['key']}", {"origin": WIDGET_SITE}
+    visitors = []
+    for _ in range(2):
+        status, visitor, _ = r.call("POST", path, {"key": key["key"]}, headers=origin, authorized=False)
+        if status != 200:
+            raise FlowFailed(f"POST /v1/widget/session: HTTP {status}: {str(visitor)[:200]}")
+        visitors.append(visitor)
+    denied, other = visitors
+    status, body = r.api("POST", "/v1/admin/denied-visitors", {"visitor": denied["visitor"]})
+    if status != 403:
+        raise FlowFailed(f"a denial without the admin scope: HTTP {status}")
+    status, body = r.api("POST", "/v1/admin/denied-visitors", {"visitor": denied["visitor"]}, r.admin_token)
+    if status != 201:
+        raise FlowFailed(f"POST /v1/admin/denied-visitors: HTTP {status}: {str(body)[:200]}")
+    url = FunctionUrl(r.stream_url())
+
+    def ask(visitor: dict[str, Any]) -> int:
+        sent = {"authorization": f"Bearer {visitor['token']}", **origin}
+        question = {"session_id": f"{visitor['visitor']}.deny", "message": "How is the engine configured?"}
+        return url.request("POST", f"/v1/ask/stream?key={key['key']}", r.source_ip, sent, question).status_code
+
+    def check() -> str | None:
+        renewal = {**origin, "authorization": f"Bearer {denied['token']}"}
+        renewed = r.call("POST", path, {"key": key["key"]}, headers=renewal, authorized=False)[0]
+        streamed = ask(denied)
+        return None if (streamed, renewed) == (403, 403) else f"the denied visitor: stream {streamed}, token {renewed}"
+
+    _until(check, r.admin.widget.key_cache_s + 5)
+    if (served := ask(other)) != 200:
+        raise FlowFailed(f"another visitor of the key after the denial: HTTP {served}")
 
 
 def flow_metrics(r: Rehearsal) -> None:
@@ -607,6 +651,7 @@ FLOWS: dict[str, Callable[[Rehearsal], None]] = {
     "index_build": flow_index_build,
     "front_door": flow_front_door,
     "widget": flow_widget,
+    "deny_visitor": flow_deny_visitor,
     "metrics": flow_metrics,
 }
 

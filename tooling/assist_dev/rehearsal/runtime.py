@@ -126,7 +126,7 @@ class FunctionProcess:
             port = free_port()
             self.url = f"http://127.0.0.1:{port}"
             argv = ["-m", "uvicorn", f"functions.{module}.app:app", "--host", "127.0.0.1", "--port", str(port)]
-            argv += ["--no-access-log"]
+            argv += ["--no-access-log", "--no-proxy-headers"]
         else:
             self.api = LambdaRuntimeAPI(env.get("FUNCTION_ARN", "arn:aws:lambda:us-east-1:123456789012:function:f"))
             self.api.__enter__()

@@ -8,6 +8,7 @@ deciding layer, the retrieval confidence, the query kind, the degraded and uncer
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union
 
@@ -617,11 +618,23 @@ class InvalidRequest(AssistError, ValueError):
     status = 400
 
 
+#: what shows nothing: controls, format characters (U+200B, U+FEFF, U+2060…), separators, marks with no base,
+#: unassigned and private code points
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me"})
+#: letters and symbols drawn as blanks (Hangul fillers, the braille blank)
+BLANK_CHARACTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> bool:
+    """Whether `text` shows anything: a message of only zero-width or blank characters asks nothing."""
+    return any(c not in BLANK_CHARACTERS and unicodedata.category(c) not in INVISIBLE_CATEGORIES for c in text)
+
+
 def check_ask(req: AskRequest, settings: Settings) -> None:
     """Limits that depend on settings (the struct checks shape, types, patterns and enums), in characters
     for the texts and in encoded bytes for `user_info` and the whole request — checked before any work starts."""
-    if not req.message.strip():
-        raise InvalidRequest("message is blank: send the question text")
+    if not visible(req.message):
+        raise InvalidRequest("message is blank (no visible character): send the question text")
     for name, limit in (
         ("message", settings.api.max_message_chars),
         ("extra_context", settings.api.max_extra_context_chars),

@@ -67,19 +67,30 @@ class SettingsError(AssistError, ValueError):
 #: a visitor-token signing key's least length: HS256's own; a shorter key can be searched offline from any token,
 #: and tokens are free to get (ADR 0093)
 MIN_KEY_BYTES = 32
+#: a key of random bytes has about as many distinct ones as its length allows (32 base64 characters: ~25 on
+#: average, fewer than 16 about never); "aaaa…" or a repeated word has a handful
+MIN_DISTINCT_BYTES = 16
 
 
 class WeakKey(SettingsError):
-    """A signing key shorter than MIN_KEY_BYTES; the message names where it came from."""
+    """A signing key shorter than MIN_KEY_BYTES, or with fewer than MIN_DISTINCT_BYTES distinct bytes; the message
+    names where it came from."""
 
 
 def check_strength(key: str, source: str) -> str:
-    """The key, when at least MIN_KEY_BYTES long; a WeakKey naming `source` (the variable, the secret) otherwise."""
-    size = len(key.encode())
-    if size < MIN_KEY_BYTES:
+    """The key, when at least MIN_KEY_BYTES long and not made of a few repeated bytes; a WeakKey naming `source`
+    (the variable, the secret) otherwise."""
+    raw = key.encode()
+    make = "(make one: openssl rand -base64 48)"
+    if len(raw) < MIN_KEY_BYTES:
         raise WeakKey(
-            f"{source} is {size} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random bytes, "
-            "or anyone can recover it from a token and sign their own (make one: openssl rand -base64 48)"
+            f"{source} is {len(raw)} bytes: a visitor-token signing key must be at least {MIN_KEY_BYTES} random "
+            f"bytes, or anyone can recover it from a token and sign their own {make}"
+        )
+    if (distinct := len(set(raw))) < MIN_DISTINCT_BYTES:
+        raise WeakKey(
+            f"{source} has {distinct} distinct bytes: a visitor-token signing key must be random, with at least "
+            f"{MIN_DISTINCT_BYTES} distinct bytes; a repeated pattern is guessed from a token {make}"
         )
     return key
 
@@ -382,12 +393,15 @@ class Widget(Section, VisitorLimits, frozen=True, kw_only=True, rename=_prefixed
     token_ttl_s: int = 1800  # a visitor token's life; the widget renews it (same visitor) before it ends
     key_cache_s: float = 30.0  # a process re-reads a site key this often: a revoked key stops within it
     stream_url: str = ""  # where the widget streams answers when not from widget.js's origin (AWS: the URL)
-    # where a request's address is read (ADR 0092): "socket" (the peer; behind mangum, the event's sourceIp), or
+    # where a request's address is read (ADRs 0092, 0117): "socket" (the peer; behind mangum, the event's sourceIp),
     # "lambda-web-adapter" (the x-amzn-request-context header the adapter sets, `http.sourceIp`): only a process
-    # behind the adapter may trust that header, a client can send one too
-    address_from: Literal["socket", "lambda-web-adapter"] = "socket"
-    # proxies (CIDRs) whose X-Forwarded-For entries are trusted; empty: X-Forwarded-For is never read
+    # behind the adapter may trust that header, a client can send one too; "cloudfront": as the adapter's, then,
+    # when that address is one of `trusted_proxies` (CloudFront's), the CloudFront-Viewer-Address header
+    address_from: Literal["socket", "lambda-web-adapter", "cloudfront"] = "socket"
+    # proxies (CIDRs): in socket mode those whose X-Forwarded-For entries are trusted (empty: never read); with
+    # cloudfront, CloudFront's origin-facing ranges, whose CloudFront-Viewer-Address is believed
     trusted_proxies: tuple[str, ...] = ()
+    ipv6_prefix: int = 64  # an IPv6 address counts by this prefix: the block one subscriber may pick addresses in
 
     secret: ClassVar[frozenset[str]] = frozenset({"token_key", "token_key_previous"})
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from litestar.exceptions import ClientException, HTTPException, SerializationExc
 from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR, HTTP_503_SERVICE_UNAVAILABLE
 
 from assist.api.admin import require_admin
 from assist.api.body_limits import BodyLimits
@@ -66,7 +67,7 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Answer] | No
     @post(
         "/v1/ask/stream",
         status_code=200,
-        opt={"visitor": True, "limits": "own"},
+        opt={"visitor": True},
         summary="Answer as Server-Sent Events: route, token…, done (or error)",
     )
     async def ask_stream(data: AskRequest, request: Request) -> ServerSentEvent:
@@ -180,7 +181,7 @@ async def _events(
                 yield message
     except Exception as exc:  # the status line is already sent: a failure can only be an event
         log.exception("api.stream_failed", error=type(exc).__name__)
-        yield _message(ErrorEvent(_safe_detail(exc)))
+        yield _message(ErrorEvent(_safe_detail(exc, anonymous=seen_as is not None)))
     finally:
         await rest.aclose()  # a client gone mid-stream: phase 2 closes the model stream and writes the turn
 
@@ -190,10 +191,26 @@ def _message(event: Event) -> ServerSentEventMessage:
     return ServerSentEventMessage(event=name, data=msgspec.json.encode(payload).decode())
 
 
-def _safe_detail(exc: Exception) -> str:
-    if isinstance(exc, InvalidRequest | StoreUnavailable):
+def _safe_detail(exc: Exception, anonymous: bool) -> str:
+    if isinstance(exc, InvalidRequest) or (isinstance(exc, StoreUnavailable) and not anonymous):
         return str(exc)
+    if anonymous:
+        return _withheld(exc, str(exc))
     return f"{type(exc).__name__}: the answer could not be completed"
+
+
+def _anonymous(request: Request) -> bool:
+    """A caller nobody identified: a widget visitor, or the public session route's (a failure's details, which
+    can name an endpoint or a table, are not for them)."""
+    return request.scope.get(VISITOR_SCOPE_KEY) is not None or bool(request.route_handler.opt.get("public"))
+
+
+def _withheld(exc: BaseException, detail: str) -> str:
+    """What an anonymous caller is told of a failure: that it happened, and the request id the log keeps its
+    details under."""
+    request_id = uuid.uuid4().hex
+    log.warning("api.failure_withheld", request_id=request_id, error=type(exc).__name__, detail=detail[:500])
+    return f"the service is unavailable; retry shortly (request {request_id})"
 
 
 def _validation(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
@@ -217,6 +234,8 @@ def _unexpected(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     p = problem(exc)
     if p["status"] == HTTP_500_INTERNAL_SERVER_ERROR:
         log.exception("api.unhandled", path=request.url.path, error=type(exc).__name__)
+    if p["status"] == HTTP_503_SERVICE_UNAVAILABLE and _anonymous(request):
+        p["detail"] = _withheld(exc, p["detail"])
     body = {"status_code": p["status"], "detail": p["detail"]} | ({"reason": p["reason"]} if p["reason"] else {})
     headers = {"Retry-After": str(p["retry_after_s"])} if p["retry_after_s"] else {}
     return Response(body, status_code=p["status"], headers=headers)

@@ -5,8 +5,11 @@ limits before any work, and the admin routes of site keys.
   any other origin, an unknown or revoked key: 403, nothing signed.
 - The guard of every route (before the body is read): a request carrying a visitor token is let through only
   to `/v1/ask/stream`, `/v1/sessions/{id}` and its feedback, from the origin the token was issued to, while its
-  key is active, on a session of its own visitor; its caller is then `visitor:<id>`. It counts against the
-  request's address, unless its route counts it with the rest of its limits (`opt["limits"] == "own"`).
+  key is active, on a session of its own visitor; its caller is then `visitor:<id>`.
+- Every widget request counts against its address before anything else is looked at, whether it is then refused
+  or not (ADR 0118): in the guard (a visitor token's key; for the session route, the `?key=` the widget sends),
+  and for a preflight in the CORS middleware. A wrong origin, an invalid body, another visitor's session, a token
+  on a route that is not the widget's: each is one request of the address.
 - The address is the platform's record of it (widget/address.py, ADR 0092), never a header the client wrote.
 - CORS: a preflight names its key in the query (`?key=pk_…`, as the widget sends every request); it is granted
   only to that key's origins. An answer carries `Access-Control-Allow-Origin` only when the request's origin
@@ -42,7 +45,15 @@ from assist.widget.events import for_visitor
 from assist.widget.gate import Gate, TooManyRequests, WidgetRefused
 from assist.widget.signing import SigningKeys
 from assist.widget.store.backends import open_widget_store
-from assist.widget.tokens import BadVisitorToken, Visitor, is_visitor_token, issue, new_visitor_id, verify
+from assist.widget.tokens import (
+    BadVisitorToken,
+    Visitor,
+    is_visitor_token,
+    issue,
+    new_visitor_id,
+    token_kid,
+    verify,
+)
 
 if TYPE_CHECKING:
     from litestar.connection import ASGIConnection
@@ -51,10 +62,11 @@ if TYPE_CHECKING:
 
     from assist.contracts import AskRequest
     from assist.settings import Settings
-    from assist.widget.store.store import WidgetStore
+    from assist.widget.store.store import SiteKey, WidgetStore
 
 log = get_logger(__name__)
 CORS_SCOPE_KEY = "assist.cors_origin"  # the origin a widget request was checked for: its answer may be read there
+COUNTED_SCOPE_KEY = "assist.counted_key"  # the site key a request was counted on, on its address: once a request
 #: the paths a widget's page calls; a preflight to any of them is answered here
 WIDGET_PATHS = re.compile(r"^/v1/(widget/session|ask/stream|sessions/[^/]+(/turns/[^/]+/feedback)?)$")
 ALLOW_HEADERS = "authorization, content-type, idempotency-key, x-assist-page"
@@ -84,53 +96,82 @@ class Widget:
     # -- the guard: visitor tokens ------------------------------------------------------
     async def guard(self, connection: ASGIConnection, handler: BaseRouteHandler) -> None:
         scheme, _, token = connection.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not is_visitor_token(token.strip()):
+        token, ip = token.strip(), self.addresses.of(connection.scope)
+        origin = connection.headers.get("origin")
+        if scheme.lower() != "bearer" or not is_visitor_token(token):
+            if handler.opt.get("public") and handler.opt.get("visitor"):  # the session route, before its body
+                key = _query_key(connection.scope)
+                self._readable(connection.scope, key, origin)
+                await anyio.to_thread.run_sync(self.gate.enter, key, ip)
+                connection.scope[COUNTED_SCOPE_KEY] = key  # type: ignore[literal-required]
             return  # not a visitor: the app's other checks decide
         if not handler.opt.get("visitor"):
+            await anyio.to_thread.run_sync(self.gate.enter, None, ip)
             raise WidgetRefused(
                 "a visitor token is accepted only by the widget's routes: /v1/ask/stream, "
                 "/v1/sessions/{id} and its feedback, /v1/widget/session"
             )
-        origin, ip = connection.headers.get("origin"), self.addresses.of(connection.scope)
-        metered = handler.opt.get("limits") != "own"
-        visitor = await anyio.to_thread.run_sync(self._visitor, token.strip(), origin, ip, metered)
-        connection.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
+        self._readable(connection.scope, _query_key(connection.scope), origin)  # a 401 too: the widget renews on it
+        visitor = await anyio.to_thread.run_sync(self._verified, token, ip)
+        if origin == visitor.origin:
+            self._readable(connection.scope, visitor.key, origin)
+        await anyio.to_thread.run_sync(self._admitted, visitor, origin, ip)
+        connection.scope[COUNTED_SCOPE_KEY] = visitor.key  # type: ignore[literal-required]
         session = connection.path_params.get("session_id")
         if session is not None and not visitor.owns(session):
             raise WidgetRefused(f"session {session[:128]!r} is not this visitor's")
         connection.scope[VISITOR_SCOPE_KEY] = visitor  # type: ignore[literal-required]
 
-    def _visitor(self, token: str, origin: str | None, ip: str, metered: bool) -> Visitor:
+    def _verified(self, token: str, ip: str) -> Visitor:
         try:
-            visitor = verify(self.signing.ring(), token, self.settings.widget.token_ttl_s, _clock())
+            ring = self.signing.ring(token_kid(token))  # a key another process read first is read here too
+            return verify(ring, token, self.settings.widget.token_ttl_s, _clock())
         except BadVisitorToken as exc:
+            self.gate.enter(None, ip)  # a token this engine did not sign names no key to count on
             raise NotAuthorizedException(
                 str(exc), headers={"WWW-Authenticate": 'Bearer error="invalid_token"'}
             ) from exc
+
+    def _admitted(self, visitor: Visitor, origin: str | None, ip: str) -> None:
+        """The visitor's request counted on its address, then its key, origin and standing checked."""
+        site = self.gate.enter(visitor.key, ip)
         if visitor.id in self.denied:
             log.info("widget.visitor_denied", visitor=visitor.id, key=visitor.key)
             raise WidgetRefused("this visitor is denied on this engine")
-        site = self.gate.site(visitor.key, origin, ip)  # still active, origin still listed
+        self.gate.allowed(site, visitor.key, origin)  # still active, origin still listed
         if origin != visitor.origin:
             raise WidgetRefused("this visitor token was issued to a page of another origin")
-        if metered:  # session history, feedback: the address's requests
-            self.gate.admit_read(site, ip)
-        return visitor
+
+    def _readable(self, scope: Scope, key: str, origin: str | None) -> None:
+        """The answer (a 429 of the address's too) readable by `origin` when it is one of the active key's."""
+        site = self.gate.active(key)
+        if origin and site is not None and origin in site.origins:
+            scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
+
+    def _site(self, scope: Scope, key: str, origin: str | None, ip: str) -> SiteKey:
+        """The key's site for `origin`. The guard counted the request on the key the query named (or on the
+        deployment's counter): a body naming another active key counts on that key's counter too."""
+        self._readable(scope, key, origin)
+        found = self.gate.active(key)
+        if found is not None and scope.get(COUNTED_SCOPE_KEY) != key:  # type: ignore[comparison-overlap]
+            found = self.gate.enter(key, ip)
+        return self.gate.allowed(found, key, origin)
 
     # -- a visitor's question ---------------------------------------------------------------
     async def admit(self, request: Request, data: AskRequest) -> Site:
-        """Checks a visitor's question before any work: its session, its fields, then the limits. The site it
-        comes from, the page (X-Assist-Page, when on the visitor's origin) and whether a model may answer."""
+        """Checks a visitor's question before any work (its request counted on the address by the guard): its
+        session, its fields, then the limits. The site it comes from, the page (X-Assist-Page, when on the
+        visitor's origin) and whether a model may answer."""
         visitor: Visitor = request.scope[VISITOR_SCOPE_KEY]  # type: ignore[literal-required]
         if not visitor.owns(data.session_id):
             raise WidgetRefused(f"session {data.session_id!r} is not this visitor's: use {visitor.id}.<anything>")
         if sent := [f for f in PLATFORM_FIELDS if getattr(data, f) is not None]:
             raise InvalidRequest(f"a visitor sends a message only; {', '.join(sent)} come from the platform")
         page = _page(request.headers.get("x-assist-page"), visitor.origin)
-        ip = self.addresses.of(request.scope)
 
         def check() -> None:
-            self.gate.admit_question(self.gate.site(visitor.key, visitor.origin, ip), visitor.id, ip)
+            site = self.gate.allowed(self.gate.active(visitor.key), visitor.key, visitor.origin)
+            self.gate.admit_question(site, visitor.id)
 
         await anyio.to_thread.run_sync(check)
         return Site(key=visitor.key, page=page)
@@ -142,13 +183,12 @@ class Widget:
         @post(
             "/v1/widget/session",
             status_code=200,
-            opt={"public": True, "visitor": True, "limits": "own"},
+            opt={"public": True, "visitor": True},
             summary="A visitor token for a page of one of the site key's origins (the widget's first call)",
         )
         async def widget_session(data: SessionRequest, request: Request) -> dict[str, Any]:
             origin, ip = request.headers.get("origin"), self.addresses.of(request.scope)
-            site = await anyio.to_thread.run_sync(self.gate.site, data.key, origin, ip)
-            request.scope[CORS_SCOPE_KEY] = origin  # type: ignore[literal-required]
+            site = await anyio.to_thread.run_sync(self._site, request.scope, data.key, origin, ip)
             known: Visitor | None = request.scope.get(VISITOR_SCOPE_KEY)  # type: ignore[call-overload]
             renewed = known is not None and known.key == site.key
             await anyio.to_thread.run_sync(self.gate.admit_token, site, ip, not renewed)
@@ -230,8 +270,7 @@ class WidgetCORS(ASGIMiddleware):
         await next_app(scope, receive, granted)
 
     async def _preflight(self, scope: Scope, origin: str, send: Send) -> None:
-        key = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key") or [""])[0]
-        ip = self.widget.addresses.of(scope)
+        key, ip = _query_key(scope), self.widget.addresses.of(scope)
         try:
             await anyio.to_thread.run_sync(self.widget.gate.site, key, origin, ip)
         except WidgetRefused as exc:
@@ -249,6 +288,11 @@ class WidgetCORS(ASGIMiddleware):
             (b"access-control-max-age", b"600"),
         ]
         await _reply(send, 204, [*_grant(origin), *allow], b"")
+
+
+def _query_key(scope: Scope) -> str:
+    """The site key the widget names in every request's query (`?key=pk_…`); "" without one."""
+    return (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("key") or [""])[0]
 
 
 def _grant(origin: str) -> list[tuple[bytes, bytes]]:

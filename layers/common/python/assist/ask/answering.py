@@ -37,6 +37,7 @@ from assist.contracts import (
     TokenEvent,
     TurnState,
 )
+from assist.llm.charge import Charge, charging
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
 from assist.trace import stage
@@ -54,13 +55,15 @@ Model = AsyncIterator[str | Thought | Generation]
 
 @dataclass(frozen=True)
 class Answering:
-    """What the answer stage works with: the turn's context, the recorder, the model slots, and whether the turn
-    may ask a model now (`may_call`: counted on a widget key's daily budget)."""
+    """What the answer stage works with: the turn's context, the recorder, the model slots, whether the turn may ask
+    a model now (`prepay`: its first call counted on a widget key's daily budget before the prompt is fitted), and
+    what each of its model calls is charged to (`charge`, ADR 0115)."""
 
     context: Callable[[TurnState], Context]
     recorder: TurnRecorder
     slots: Callable[[], ModelSlots]
-    may_call: Callable[[TurnState], bool]
+    prepay: Callable[[TurnState], bool]
+    charge: Callable[[TurnState], Charge | None]
     settings: Settings
 
     async def events(self, state: TurnState, streamed: bool = True) -> Events:
@@ -79,9 +82,9 @@ class Answering:
             return
         slots = self.slots()
         # the sources the model will see; past a site key's budget the model host is asked nothing, not even its window
-        fitted = fit_to_model_window(state, ctx, slots, self.settings) if self.may_call(state) else None
+        fitted = fit_to_model_window(state, ctx, slots, self.settings) if self.prepay(state) else None
         # streamed, requested now and read after the route event: the request travels while the route goes out
-        model = _model(state, slots, fitted, streamed)
+        model = _model(state, slots, fitted, streamed, self.charge(state))
         sources = with_passages(sources_of(ctx.chunks), ctx.chunks)
         first = RouteEvent(route, sources, list(state.degraded), False, None)
         # the model's thinking is shown apart, only when asked for
@@ -157,19 +160,25 @@ def with_passages(sources: list[Source], chunks: Sequence[Chunk]) -> list[Passag
     return [PassageSource(**asdict(s), passage=c.text) for s, c in zip(sources, chunks, strict=True)]
 
 
-def _model(state: TurnState, slots: ModelSlots, fitted: Prompt | None, streamed: bool) -> Model:
-    """The model's reply as the generator reads it: streamed (prefetched), whole, or none past a key's budget."""
+def _model(state: TurnState, slots: ModelSlots, fitted: Prompt | None, streamed: bool, charge: Charge | None) -> Model:
+    """The model's reply as the generator reads it: streamed (prefetched), whole, or none past a key's budget. Its
+    calls are charged to `charge`, the first one already paid (`prepay`)."""
     assert state.route is not None
     if fitted is None:
         return _no_model()
     if streamed:
-        return Prefetched(slots.stream(state.route.model_slot, fitted.messages, deadline=state.deadline))
-    return _whole(slots, state.route.model_slot, fitted.messages, state.deadline)
+        with charging(charge, paid=1):  # the task that makes the calls counts them on the turn's budget
+            return Prefetched(slots.stream(state.route.model_slot, fitted.messages, deadline=state.deadline))
+    return _whole(slots, state.route.model_slot, fitted.messages, state.deadline, charge)
 
 
-async def _whole(slots: ModelSlots, slot: Slot, messages: list[dict[str, str]], deadline: float | None) -> Model:
+async def _whole(
+    slots: ModelSlots, slot: Slot, messages: list[dict[str, str]], deadline: float | None, charge: Charge | None
+) -> Model:
     """The model's whole reply, as one item: the drained answer runs in a loop of its own, so the call may block."""
-    yield slots.chat(slot, messages, deadline=deadline)
+    with charging(charge, paid=1):  # set and reset within this step: the context is never held across a yield
+        reply = slots.chat(slot, messages, deadline=deadline)
+    yield reply
 
 
 async def _no_model() -> Model:

@@ -42,6 +42,7 @@ from assist.contracts import (
     check_ask,
 )
 from assist.embed.build import lazy_embedder
+from assist.llm.charge import Charge, charging
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
@@ -71,7 +72,7 @@ class Engine:
         #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
         #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
         self.meter: Callable[[str], bool] | None = None
-        self._answering = Answering(self.context, self._recorder, parts.slots, self.model_call, settings)
+        self._answering = Answering(self.context, self._recorder, parts.slots, self.prepay, self.charge, settings)
 
     # -- what the ways in read besides a turn -----------------------------------------
     def transcript(self, session_id: str, owner: str) -> Transcript:
@@ -131,10 +132,11 @@ class Engine:
             state.history = intent_entries(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
-        with stage(state, contracts.ClassifyStage()) as st:
+        charge = self.charge(state)
+        with stage(state, contracts.ClassifyStage()) as st, charging(charge):
             if embedding is not None:
                 wait([embedding])  # a failure is classify's to meet and report, as without the head start
-            may_call = partial(self.model_call, state)  # asked (and counted) only if the LLM layer would run
+            may_call = partial(self.model_call, state)  # asked only if the LLM layer would run
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
         if state.route.type is QueryType.CONVERSATIONAL:
@@ -142,18 +144,34 @@ class Engine:
         if turn is not None:
             state.turn = turn.result()
         if state.route.type.needs_retrieval:
-            resolve_search_query(state, self._parts.slots, self.settings, may_call)
+            with charging(charge):
+                resolve_search_query(state, self._parts.slots, self.settings, may_call)
         return state
 
     def model_call(self, state: TurnState) -> bool:
-        """May this turn ask a model now? Counted as one call on a widget key's daily budget (ADR 0092); past it,
-        no stage of the turn asks any model (`TurnState.budget_spent`)."""
-        if state.budget_spent:
-            return False
-        if state.site is None or self.meter is None or self.meter(state.site.key):
-            return True
-        state.site.models = False
-        return False
+        """May this turn still ask a model? False once a call found a widget key's daily budget spent: no later
+        stage asks any (`TurnState.budget_spent`, ADR 0092). The calls are counted where they are made (`charge`)."""
+        return not state.budget_spent
+
+    def charge(self, state: TurnState) -> Charge | None:
+        """What each model call of the turn is counted on (`assist.llm.charge`, ADR 0115): a widget visitor's key's
+        daily budget through `meter`; its first refusal ends the turn's model calls. None: nothing to count."""
+        site, meter = state.site, self.meter
+        if site is None or meter is None:
+            return None
+
+        def spend() -> bool:
+            site.models = site.models and meter(site.key)
+            return site.models
+
+        return spend
+
+    def prepay(self, state: TurnState) -> bool:
+        """May the turn's answer ask a model? Its first call is counted now, before its prompt is fitted to the
+        model's window: past the budget the host is asked nothing, not even that window. The call then draws on it
+        (`charging(..., paid=1)`)."""
+        charge = self.charge(state)
+        return self.model_call(state) and (charge is None or charge())
 
     def retrieve(self, state: TurnState) -> TurnState:
         route = _route(state)

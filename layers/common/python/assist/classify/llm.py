@@ -14,13 +14,15 @@ its model is loaded with (`num_ctx`: another would reload it; ADRs 0077–0079).
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assist.contracts import QueryType
+from assist.llm.charge import BudgetSpent, chat_client
 from assist.logs import get_logger
-from assist.ollama_client import build_client, call_errors, model_facts
+from assist.ollama_client import call_errors, model_facts
 from assist.thinking import strip_thinking
 
 if TYPE_CHECKING:
@@ -129,7 +131,7 @@ class LLMClassifier:
         host, model = o.host, o.classifier_model
         # The deadline is enforced by `classify`; the client's own timeout is a second later, only so an
         # abandoned call cannot live on, and never races the deadline.
-        client = build_client(host, budget + 1.0, o.connect_timeout_s, api_key=o.api_key)
+        client = chat_client(host, budget + 1.0, o.connect_timeout_s, api_key=o.api_key)
 
         def facts(within_s: float) -> ModelFacts:
             return model_facts(host, model, within_s, o.connect_timeout_s, o.api_key)
@@ -144,13 +146,16 @@ class LLMClassifier:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise LLMClassifierFailed(f"llm over its {self.budget_s:g} s budget")
-            future = self._pool.submit(self._chat, messages, remaining)
+            # the call is charged to the turn that asks (each ask, the second one too: ADR 0115)
+            future = self._pool.submit(contextvars.copy_context().run, self._chat, messages, remaining)
             try:
                 reply = future.result(timeout=remaining)
             except concurrent.futures.TimeoutError:
                 raise LLMClassifierFailed(f"llm over its {self.budget_s:g} s budget") from None
             except self._errors as exc:
                 raise LLMClassifierFailed(f"llm unavailable ({type(exc).__name__})") from exc
+            except BudgetSpent:
+                raise LLMClassifierFailed("llm off (the site key's model budget is spent)") from None
             label = parse_label(reply)
             if label is not None:
                 return LLMDecision(type=label, attempts=attempt, model=self.model)

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from assist.contracts import Degraded, Slot
 from assist.deadline import model_budget
+from assist.llm.charge import BudgetSpent, chat_client
 from assist.llm.window import Window
 from assist.logs import get_logger
-from assist.ollama_client import ModelFacts, build_client, call_errors, model_facts
+from assist.ollama_client import ModelFacts, call_errors, model_facts
 from assist.thinking import ThinkFilter, strip_thinking
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class ModelSlots:
         """A client whose every wait ends within `timeout_s` (rounded down to 0.5 s, so a few are kept per host)."""
         key = (host, max(0.5, int(timeout_s * 2) / 2), asynchronous)
         if key not in self._clients:
-            self._clients[key] = build_client(host, key[1], self._connect_s, asynchronous, self._api_key)
+            self._clients[key] = chat_client(host, key[1], self._connect_s, asynchronous, self._api_key)
         return self._clients[key]
 
     def _budget(self, deadline: float | None, failures: list[str], name: str, model: str) -> float | None:
@@ -174,6 +175,8 @@ class ModelSlots:
             t0 = time.perf_counter()
             try:
                 reply = self._client(host, budget).chat(model=model, messages=sent, stream=False, **kwargs)
+            except BudgetSpent as exc:
+                raise _spent(exc, missing) from None
             except self.errors as exc:
                 self._failed(failures, missing, name, model, exc)
                 continue
@@ -218,6 +221,8 @@ class ModelSlots:
                 if tail := strip.finish()[1]:
                     parts.append(tail)
                     yield tail
+            except BudgetSpent as exc:
+                raise _spent(exc, missing) from None
             except self.errors as exc:
                 if started:
                     raise
@@ -280,6 +285,11 @@ def _generation(
         missing=missing,
         request=_asked(kwargs),
     )
+
+
+def _spent(exc: BudgetSpent, missing: list[str]) -> LLMUnavailable:
+    """A call the turn's budget refused (a fallback's too): no slot is tried after it."""
+    return LLMUnavailable(str(exc), reason=Degraded.BUDGET, missing=missing)
 
 
 def _unavailable(failures: list[str], missing: list[str]) -> LLMUnavailable:

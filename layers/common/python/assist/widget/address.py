@@ -7,12 +7,17 @@
   header of that name the client sent. A process not behind the adapter never reads it: there a client wrote it.
 - Otherwise the socket's peer.
 
-`X-Forwarded-For` is read only when the address so found is one of `WIDGET_TRUSTED_PROXIES` (CIDRs): then the
-address is its rightmost entry that is not a trusted proxy. A function URL keeps only the leftmost value of the
-header, which the client wrote, so the template names no proxy.
+- Behind CloudFront in front of the function URL (`WIDGET_ADDRESS_FROM=cloudfront`, ADR 0117): the adapter's
+  `sourceIp` is CloudFront's; when it is inside `WIDGET_TRUSTED_PROXIES` (CloudFront's origin-facing ranges), the
+  address is the `CloudFront-Viewer-Address` header CloudFront sets (`ip:port`), validated. A request that reached
+  the function URL from anywhere else counts on its own `sourceIp`, whatever headers it wrote.
 
-The address a limit counts is grouped: an IPv4 address itself, an IPv6 address by its /64 (one subscriber's
-whole prefix: a client can pick any address in it).
+`X-Forwarded-For` is read only in `socket` mode, when the address so found is one of `WIDGET_TRUSTED_PROXIES`
+(CIDRs): then the address is its rightmost entry that is not a trusted proxy. It is never read in front of a
+function URL, which keeps only the header's leftmost value, the one the client wrote.
+
+The address a limit counts is grouped: an IPv4 address itself, an IPv6 address by its `WIDGET_IPV6_PREFIX`
+(default /64, one subscriber's whole prefix: a client can pick any address in it).
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 UNKNOWN = "unknown"  # no usable record of the address: such requests share one counter (and a log line says so)
-IPV6_PREFIX = 64
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -39,22 +43,39 @@ class Addresses:
     """Where this deployment reads a request's address from (WIDGET_ADDRESS_FROM, WIDGET_TRUSTED_PROXIES)."""
 
     def __init__(self, settings: Widget) -> None:
-        self.adapter = settings.address_from == "lambda-web-adapter"
+        self.source = settings.address_from
+        self.adapter = self.source != "socket"  # the function URL's sourceIp, through the adapter's header
         try:
             self.proxies = [ipaddress.ip_network(p.strip(), strict=False) for p in settings.trusted_proxies]
         except ValueError as exc:
             raise SettingsError(f"WIDGET_TRUSTED_PROXIES: {exc} (give CIDRs, e.g. 10.0.0.0/8)") from exc
+        if self.source == "cloudfront" and not self.proxies:
+            raise SettingsError(
+                "WIDGET_ADDRESS_FROM=cloudfront needs WIDGET_TRUSTED_PROXIES: CloudFront's origin-facing ranges, "
+                "the only sources whose CloudFront-Viewer-Address is believed"
+            )
+        if self.source == "lambda-web-adapter" and self.proxies:
+            raise SettingsError(
+                "WIDGET_TRUSTED_PROXIES with WIDGET_ADDRESS_FROM=lambda-web-adapter: a function URL passes on only "
+                "the X-Forwarded-For value the client wrote; behind CloudFront set WIDGET_ADDRESS_FROM=cloudfront"
+            )
+        if not 32 <= settings.ipv6_prefix <= 128:
+            raise SettingsError(f"WIDGET_IPV6_PREFIX is {settings.ipv6_prefix}: give 32 to 128 (a prefix length)")
+        self.ipv6_prefix = settings.ipv6_prefix
 
     def of(self, scope: Mapping[str, Any]) -> str:
         """The address an ASGI request's limits count, grouped (`group`)."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         seen = _address(self._platform(scope, headers))
         if seen is not None and self._trusted(seen):
-            seen = self._forwarded(headers.get("x-forwarded-for", ""), seen)
+            if self.source == "cloudfront":
+                seen = viewer_address(headers.get("cloudfront-viewer-address", ""))
+            elif self.source == "socket":
+                seen = self._forwarded(headers.get("x-forwarded-for", ""), seen)
         if seen is None:
-            log.warning("widget.address_unknown", adapter=self.adapter)
+            log.warning("widget.address_unknown", source=self.source)
             return UNKNOWN
-        return group(seen)
+        return group(seen, self.ipv6_prefix)
 
     def _platform(self, scope: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
         event = scope.get("aws.event")  # mangum: API Gateway's (or a function URL's) event, not a header
@@ -94,12 +115,21 @@ def source_ip(context: Any) -> str | None:
     return None
 
 
-def group(address: Address) -> str:
-    """The counter's name for an address: IPv4 itself (an IPv4-mapped IPv6 address too), IPv6 its /64."""
+def viewer_address(header: str) -> Address | None:
+    """The address in CloudFront-Viewer-Address: `ip:port`, IPv6 unbracketed (`2001:db8::1:443`) or bracketed;
+    None for anything else (a missing header: the origin request policy does not forward it)."""
+    host, _, port = header.strip().rpartition(":")
+    if not port.isdigit() or int(port) > 65535:
+        return None
+    return _address(host[1:-1] if host.startswith("[") and host.endswith("]") else host)
+
+
+def group(address: Address, ipv6_prefix: int) -> str:
+    """The counter's name for an address: IPv4 itself (an IPv4-mapped IPv6 address too), IPv6 its prefix."""
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network((address, IPV6_PREFIX), strict=False))
+        return str(ipaddress.ip_network((address, ipv6_prefix), strict=False))
     return str(address)
 
 

@@ -3,8 +3,9 @@
 
 The limits run cheapest-to-forge last, each with its own 429 (`reason`) and Retry-After; a check that refuses
 leaves the later counters untouched:
-1. the source address (`ip_requests` per `ip_window_s`): every request a visitor's page makes counts, tokens,
-   questions, session history, feedback, and lookups of keys that do not exist;
+1. the source address (`ip_requests` per `ip_window_s`): every request a visitor's page makes counts, before
+   anything else is looked at and whether it is then refused or not: tokens, questions, session history,
+   feedback, preflights, a wrong origin, an invalid body, lookups of keys that do not exist (`enter`);
 2. for a new visitor id, the address's new ids (`new_visitors` per `ip_window_s`); for a question, the visitor
    (`visitor_questions` per `visitor_window_s`);
 3. for a question, the site key's shared rate (`key_rate_per_s` steady, `key_burst` at once; GCRA), last, so a
@@ -98,14 +99,28 @@ class Gate:
         self._clock = clock
         self.keys = KeyCache(store, settings.widget.key_cache_s)
 
-    # -- keys and origins ---------------------------------------------------------------
-    def site(self, key: str, origin: str | None, ip: str) -> SiteKey:
-        """The active key `key` if `origin` is one of its origins; a 403 saying which part fails otherwise. A key
-        that does not exist (or is revoked) counts against the address first, at the deployment's limit."""
-        found = self.keys.get(key) if key.startswith("pk_") else None
-        if found is None or not found.active:
-            w = self.settings.widget
-            self._address(f"ip#{ip}", ip, w.ip_requests, w.ip_window_s, self._ms())
+    # -- the address, then keys and origins --------------------------------------------------
+    def enter(self, key: str | None, ip: str) -> SiteKey | None:
+        """One request of `ip`, counted before anything else is looked at, refused or not (ADR 0118): on the active
+        key's address counter at its limit; with no key, a made-up or a revoked one, on the deployment's. The
+        active key, or None."""
+        if (found := self.active(key)) is not None:
+            limits = effective_limits(found, self.settings)
+            self._address(f"ip#{found.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, self._ms())
+            return found
+        w = self.settings.widget
+        self._address(f"ip#{ip}", ip, w.ip_requests, w.ip_window_s, self._ms())
+        return None
+
+    def active(self, key: str | None) -> SiteKey | None:
+        """The active site key `key`, None for no key, a made-up or a revoked one (nothing counted)."""
+        found = self.keys.get(key) if key and key.startswith("pk_") else None
+        return found if found is not None and found.active else None
+
+    @staticmethod
+    def allowed(found: SiteKey | None, key: str, origin: str | None) -> SiteKey:
+        """`found` (the active key `key`) if `origin` is one of its origins; a 403 saying which part fails."""
+        if found is None:
             raise WidgetRefused(f"site key {key[:40]!r} is unknown or revoked")
         if not origin:
             raise WidgetRefused("no Origin header: the widget's requests come from a page of the key's sites")
@@ -113,28 +128,26 @@ class Gate:
             raise WidgetRefused(f"origin {origin[:100]!r} is not one of site key {key}'s origins")
         return found
 
-    # -- limits ---------------------------------------------------------------------------
+    def site(self, key: str, origin: str | None, ip: str) -> SiteKey:
+        """The request counted on the address (`enter`), then the key and its origins checked (`allowed`)."""
+        return self.allowed(self.enter(key, ip), key, origin)
+
+    # -- limits after the address ------------------------------------------------------------
     def admit_token(self, site: SiteKey, ip: str, new_visitor: bool) -> None:
-        """A visitor token: one request of its address; a new visitor id, one of the address's new ids too."""
-        limits, now = effective_limits(site, self.settings), self._ms()
-        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
-        if new_visitor:
-            self._check(
-                self._store().window(f"new#{site.key}#{ip}", limits.new_visitors, limits.ip_window_s, now),
-                "new_visitor_limit",
-                f"address {ip} got {limits.new_visitors} new visitor ids in {limits.ip_window_s} s",
-            )
-
-    def admit_read(self, site: SiteKey, ip: str) -> None:
-        """A visitor's session history or feedback: one request of its address."""
+        """A new visitor id: one of the address's new ids (the request itself was counted on entry)."""
+        if not new_visitor:
+            return
         limits = effective_limits(site, self.settings)
-        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, self._ms())
+        self._check(
+            self._store().window(f"new#{site.key}#{ip}", limits.new_visitors, limits.ip_window_s, self._ms()),
+            "new_visitor_limit",
+            f"address {ip} got {limits.new_visitors} new visitor ids in {limits.ip_window_s} s",
+        )
 
-    def admit_question(self, site: SiteKey, visitor: str, ip: str) -> None:
-        """Every limit of a question in order (each refusal a TooManyRequests): address, visitor, key."""
+    def admit_question(self, site: SiteKey, visitor: str) -> None:
+        """The limits of a question after its address (counted on entry), in order: visitor, key."""
         limits = effective_limits(site, self.settings)
         store, now = self._store(), self._ms()
-        self._address(f"ip#{site.key}#{ip}", ip, limits.ip_requests, limits.ip_window_s, now)
         self._check(
             store.window(f"visitor#{site.key}#{visitor}", limits.visitor_questions, limits.visitor_window_s, now),
             "visitor_limit",

@@ -33,7 +33,10 @@ KEY_FILE_SUFFIX = ".token-key"
 
 class SigningKeys:
     """The ring as this process last read it; read again once `token_key_cache_s` has passed (a failed read
-    keeps the last ring, so a throttled Secrets Manager does not stop visitors)."""
+    keeps the last ring, so a throttled Secrets Manager does not stop visitors), and at most once a second when a
+    token names a key the ring does not hold: the rotated key another process read first (ADR 0119)."""
+
+    MISS_REREAD_S = 1.0
 
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
@@ -43,10 +46,17 @@ class SigningKeys:
         self._read_at = 0.0
         self._lock = threading.Lock()
 
-    def ring(self) -> KeyRing:
+    def ring(self, kid: str | None = None) -> KeyRing:
+        """`kid`: the key a token to verify names; a ring without it is read again (no more than once a second)."""
         with self._lock:
             now = self._clock()
-            if self._ring is None or now - self._read_at >= self.settings.widget.token_key_cache_s:
+            age = now - self._read_at
+            unknown = kid is not None and self._ring is not None and not self._ring.holds(kid)
+            if (
+                self._ring is None
+                or age >= self.settings.widget.token_key_cache_s
+                or (unknown and age >= self.MISS_REREAD_S)
+            ):
                 try:
                     self._ring = self._read()
                 except Exception as exc:

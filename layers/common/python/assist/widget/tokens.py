@@ -9,8 +9,9 @@ Its header says `typ: assist-visitor+jwt`: a user's token (asymmetric, from the 
 visitor's never pass for each other, since each verifier accepts only its own algorithm family.
 
 Its header also names the key that signed it (`kid`, a fingerprint of the key: ADR 0093). A `KeyRing` holds the
-current key, which signs, and the previous one, which still verifies the tokens it signed before the rotation
-for one token lifetime after it and never a token that says it was issued later or lives longer.
+current key, which signs, and the previous one, which still verifies what it signed up to one token lifetime
+after the rotation (ADR 0119): a warm process that has not read the rotated secret yet still signs with it, and
+its tokens must pass everywhere. Never a token that lives longer than the engine gives.
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ class KeyRing:
     def kid(self) -> str:
         return key_id(self.current)
 
+    def holds(self, kid: str | None) -> bool:
+        """Whether the key a token's `kid` names is in this ring."""
+        return kid == self.kid or (self.previous is not None and kid == key_id(self.previous))
+
 
 def issue(ring: KeyRing, visitor: str, key: str, origin: str, ttl_s: int, now: float) -> tuple[str, int]:
     """The token and when it expires (epoch seconds)."""
@@ -88,14 +93,20 @@ def is_visitor_token(token: str) -> bool:
         return False
 
 
-def verify(ring: KeyRing, token: str, ttl_s: int, now: float) -> Visitor:
-    """The visitor a token names, if the key its `kid` names signed it, it has not expired and it claims no
-    longer life than `ttl_s`; a token of the previous key only if it was issued before the rotation."""
-
+def token_kid(token: str) -> str | None:
+    """The key id a token's header names (unverified): which key verifies it."""
     try:
         kid = jwt.get_unverified_header(token).get("kid")
     except jwt.InvalidTokenError as exc:
         raise BadVisitorToken(f"invalid visitor token: {exc}") from exc
+    return kid if isinstance(kid, str) else None
+
+
+def verify(ring: KeyRing, token: str, ttl_s: int, now: float) -> Visitor:
+    """The visitor a token names, if the key its `kid` names signed it, it has not expired and it claims no
+    longer life than `ttl_s`; a token of the previous key only if it was issued within one token lifetime after
+    the rotation (a process still signing with it until it reads the rotated secret)."""
+    kid = token_kid(token)
     if kid == ring.kid:
         key, retired = ring.current, False
     elif ring.previous is not None and kid == key_id(ring.previous):
@@ -118,6 +129,6 @@ def verify(ring: KeyRing, token: str, ttl_s: int, now: float) -> Visitor:
         raise BadVisitorToken("visitor token expired: get a new one from POST /v1/widget/session")
     if expires - issued > ttl_s or issued > now + 60:
         raise BadVisitorToken("invalid visitor token: it claims a longer life than this engine gives")
-    if retired and issued > ring.rotated_at:
+    if retired and issued > ring.rotated_at + ttl_s:
         raise BadVisitorToken("visitor token signed with a retired key after its rotation: get a new one")
     return Visitor(str(claims["sub"]), str(claims["key"]), str(claims["origin"]), expires)

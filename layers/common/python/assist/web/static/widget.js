@@ -125,8 +125,12 @@ function newSession(visitor) {
   return `${visitor}.${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-async function call(method, path, body) {
+// `request(state)`: the path and the body for the visitor the token names (its sessions live under its id). A 401
+// is a token this engine cannot verify (a key it does not hold, or one retired): the token is dropped and a new one
+// fetched, once, before the caller sees the error.
+async function call(method, request, retried = false) {
   const state = await token();
+  const [path, body] = request(state);
   const headers = { authorization: `Bearer ${state.token}`, "x-assist-page": location.href.split("#")[0] };
   if (body) headers["content-type"] = "application/json";
   const response = await fetch(`${BASE}${path}${path.includes("?") ? "&" : "?"}key=${encodeURIComponent(KEY)}`, {
@@ -134,6 +138,10 @@ async function call(method, path, body) {
     headers,
     body: body && JSON.stringify(body),
   });
+  if (response.status === 401 && !retried) {
+    kept.set({ ...kept.get(), token: null, expires_at: null });
+    return call(method, request, true);
+  }
   if (response.status === 429) throw new Refusal(T.wait(response.headers.get("retry-after") || "60"));
   return response;
 }
@@ -148,9 +156,10 @@ async function ask(message, force = false) {
   const node = addTurn(message);
   busy = send.disabled = true;
   try {
-    const { session } = await token();
-    kept.set({ ...kept.get(), asked: true }); // from now on the server has a history of this session
-    const response = await call("POST", "/v1/ask/stream", { session_id: session, message, ...(force && { force_answer: true }) });
+    const response = await call("POST", (state) => {
+      kept.set({ ...state, asked: true }); // from now on the server has a history of this session
+      return ["/v1/ask/stream", { session_id: state.session, message, ...(force && { force_answer: true }) }];
+    });
     if (!response.ok) throw new Error(await AssistRender.problem(response));
     await AssistRender.play(node, response, { repaint: follow });
     announce(T.complete);
@@ -164,8 +173,7 @@ async function ask(message, force = false) {
 function addTurn(message) {
   const node = AssistRender.turn(message, String(log.children.length + 1), T, () => !busy && (ask(message, true), true));
   AssistRender.wireFeedback(node, async (turn, feedback) => {
-    const { session } = await token();
-    return call("POST", `/v1/sessions/${encodeURIComponent(session)}/turns/${turn}/feedback`, feedback);
+    return call("POST", (state) => [`/v1/sessions/${encodeURIComponent(state.session)}/turns/${turn}/feedback`, feedback]);
   });
   log.append(node);
   empty.hidden = true;
@@ -188,7 +196,7 @@ async function load() {
   const state = kept.get();
   if (!state.session || !state.asked) return;
   try {
-    const response = await call("GET", `/v1/sessions/${encodeURIComponent(state.session)}`);
+    const response = await call("GET", (now) => [`/v1/sessions/${encodeURIComponent(now.session)}`]);
     if (!response.ok) return;
     const transcript = await response.json();
     const intents = new Map(transcript.intents.map((i) => [i.turn, i]));
