@@ -6,9 +6,15 @@ from __future__ import annotations
 import re
 
 from assist.answer.phrases import DEFAULT, phrase
-from assist.contracts import Chunk, Exchange
+from assist.contracts import Chunk, Degraded, Exchange
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: the sentence naming why the index could not be searched
+_INDEX_DOWN = {
+    Degraded.INDEX_LOADING: "loading_index",
+    Degraded.INDEX_TIMEOUT: "slow_index",
+    Degraded.INDEX_UNAVAILABLE: "failed_index",
+}
 
 
 def first_sentences(text: str, n: int = 2, max_chars: int = 400) -> str:
@@ -22,9 +28,12 @@ def cited_as(c: Chunk) -> str:
     return f"{c.title} — {c.heading}" if c.heading and c.heading.strip() != c.title.strip() else c.title
 
 
-def extractive_answer(chunks: list[Chunk], limit: int = 3, index_down: bool = False, lang: str = DEFAULT) -> str:
+def extractive_answer(
+    chunks: list[Chunk], limit: int = 3, index_down: Degraded | None = None, lang: str = DEFAULT
+) -> str:
+    """`index_down`: why the index could not be searched (loading, a timeout, a failure), named in the answer."""
     if not chunks:
-        return phrase("no_index" if index_down else "no_passage", lang)
+        return phrase(_INDEX_DOWN[index_down] if index_down else "no_passage", lang)
     lines = [f"[{i}] {cited_as(c)}: {first_sentences(c.text)}" for i, c in enumerate(chunks[:limit], 1)]
     return phrase("passages", lang) + "\n\n" + "\n".join(lines)
 

@@ -191,7 +191,7 @@ def answer_text(state: TurnState, st: GenerateStage, gen: Generation | LLMUnavai
         st.answered_from = AnsweredFrom.MANIFEST
         return ctx.corpus_answer
     st.answered_from = AnsweredFrom.PASSAGES
-    index_down = any(d.without_index for d in state.degraded)
+    index_down = next((d for d in state.degraded if d.without_index), None)
     return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
 

@@ -41,6 +41,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     s = settings()
     engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
+    try:
+        return _ask(args, s, engine)
+    finally:
+        engine.close()  # work still in flight (an index being copied) ends before the interpreter does
+
+
+def _ask(args: argparse.Namespace, s, engine) -> int:
     ensure_index(s, lambda: build_embedder(s), CHECKOUT_DOCS)  # the checkout's docs, on first use
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
