@@ -390,7 +390,8 @@ class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
 
 
 class Logs(Section, frozen=True, kw_only=True, rename=_prefixed("LOG_")):
-    level: str = "INFO"
+    # unset: WARNING at a terminal, INFO where a machine reads the log (`logs.level_for`); `assist -v` sets INFO
+    level: str = ""
     format: Literal["auto", "json", "console"] = "auto"
     # True when AWS_LAMBDA_FUNCTION_NAME or ASSIST_IN_CONTAINER is set
     in_cloud: bool = False
