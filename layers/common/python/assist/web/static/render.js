@@ -320,7 +320,7 @@ const AssistRender = (() => {
   function prose(part, node) {
     const p = element("p");
     const text = part.replace(/^\n+|\n+$/g, ""); // the blank lines around a code block are its margins
-    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[([^\]\n]+)\]\(((?:https?|file):\/\/[^\s)]+)\)|\[(\d{1,2})\]/g;
+    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[([^\]\n]+)\]\((https?:\/\/[^\s)]+|[\w./-]+(?:#[\w.-]*)?)\)|\[(\d{1,2})\]/g;
     let at = 0;
     for (const m of text.matchAll(inline)) {
       p.append(text.slice(at, m.index));
@@ -380,8 +380,14 @@ const AssistRender = (() => {
     section.hidden = sources.length === 0;
   }
 
-  // The page the passage comes from, opened beside the chat (ADR 0059).
+  // The page the passage comes from, opened beside the chat (ADR 0059). A folder indexed without a base URL
+  // gives its path in the folder instead (ADR 0112): shown as the place to look, not linked (no page to open).
   function sourceLink(url, t) {
+    if (!/^https?:\/\//.test(url)) {
+      const path = element("span", url, "source-path");
+      path.title = url;
+      return path;
+    }
     const link = element("a", t.openPage, "source-link");
     link.href = url;
     link.target = "_blank";
@@ -390,7 +396,8 @@ const AssistRender = (() => {
     return link;
   }
 
-  // A Markdown link in the answer (only http(s) and file pages: never a script), opened like a source's page.
+  // A Markdown link in the answer (only an http(s) page or a path in the docs folder: never a script), opened
+  // like a source's page; a path shows the link's text, the path on hover.
   function pageLink(text, url, node) {
     const link = sourceLink(url, $(".answer", node).strings);
     link.textContent = text;
