@@ -202,7 +202,7 @@ const AssistRender = (() => {
     await readEvents(response.body, (name, data) => {
       if (name === "route") {
         timings.route = performance.now() - started;
-        showRoute(node, data);
+        showRoute(node, { ...data, model: "" }); // no model has answered yet: `done` names the one that did
         showSources(node, data.sources, null);
         showDegraded(node, data.degraded);
         showUncertain(node, data);
@@ -302,7 +302,9 @@ const AssistRender = (() => {
   function renderText(node) {
     const text = $(".answer", node).text;
     const parts = [];
-    const fence = /```[^\n]*\n?([\s\S]*?)(?:```|$)/g;
+    // a fence opens at a line's start and ends at its closing fence; one left open ends with its passage (the next
+    // "[n] " line of an answer without a model) or the text, never taking the passages after it into its block
+    const fence = /^```[^\n]*\n?([\s\S]*?)(?:^```[ \t]*$|(?=^\[\d{1,2}\] )|(?![\s\S]))/gm;
     let at = 0;
     for (const m of text.matchAll(fence)) {
       parts.push(prose(text.slice(at, m.index), node));
@@ -371,13 +373,19 @@ const AssistRender = (() => {
           return item;
         }
         const details = element("details");
-        details.append(element("summary", `${source.title} › ${source.heading}`), element("p", unwrap(source.passage), "passage"));
+        details.append(element("summary", sectionName(source)), element("p", unwrap(source.passage), "passage"));
         item.append(details);
         if (source.url) item.append(sourceLink(source.url, t));
         return item;
       }),
     );
     section.hidden = sources.length === 0;
+  }
+
+  // "Page › section"; a section without heading text (a page's opening) is its page's title alone.
+  function sectionName(source) {
+    const heading = (source.heading || "").trim();
+    return heading && heading !== source.title.trim() ? `${source.title} › ${heading}` : source.title;
   }
 
   // The page the passage comes from, opened beside the chat (ADR 0059). A folder indexed without a base URL
