@@ -69,7 +69,7 @@ class Engine:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
         self.parts.cascade().warm()
-        self.parts.retriever()
+        self._open_index()  # open: the next search has the warm budget
         if self.settings.ollama.warm_up:
             self.parts.slots().warm_up()
 
