@@ -1,20 +1,24 @@
 # Two commands do everything on a fresh machine: `make run` and `make test`.
-# Both depend on `make setup`, which prepares .venv and is a no-op when it is current.
+# `make setup` prepares .venv, the model and the index of docs/, and is a no-op when they are current;
+# `make test` needs the first two only (the tests build their own indexes).
 
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.setup-done
 MODEL   := .assist/models/all-MiniLM-L6-v2/model.onnx
+DOCS_INDEX := .assist/docs-index.stamp
 CHROMIUM := /usr/bin/chromium
 PORT    ?= 8000
 PYTEST_ARGS ?=
 # SLOW=1 adds the slow tier (schemathesis' 1,000+ cases) to the suite
 SLOW_MARK := $(if $(SLOW),-m "slow or not slow",)
 
-.PHONY: setup browser run test lint format clean
+.PHONY: setup deps browser run test lint format clean
 
-setup: $(STAMP) $(MODEL) browser
+setup: deps $(DOCS_INDEX)
+
+deps: $(STAMP) $(MODEL) browser
 
 # The browser test's Chromium comes from Debian's packages (Playwright drives it; it never downloads a
 # browser). Installed only where this runs as root with apt-get; elsewhere the browser test is skipped
@@ -42,16 +46,23 @@ $(MODEL): $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/assist model export
 	touch $(MODEL)
 
+# docs/ indexed into .assist/index (INDEX_URI's default) by the command a user runs, so the README's first
+# `assist ask` answers at once; again (incrementally: changed pages only) when a page changes
+$(DOCS_INDEX): $(MODEL) $(shell find docs -type f)
+	@echo "== indexing docs/ into .assist/index (first run: a few minutes)"
+	HF_HUB_OFFLINE=1 $(BIN)/assist index docs --index .assist/index
+	touch $(DOCS_INDEX)
+
 run: setup
 	$(BIN)/assist local up --port $(PORT)
 
-lint: setup
+lint: deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# the layer contract (pyproject.toml, ADR 0071), function-level imports included
 	$(BIN)/lint-imports --no-cache
 
-test: setup lint
+test: deps lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(SLOW_MARK) $(PYTEST_ARGS)
 
 format: setup

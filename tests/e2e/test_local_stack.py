@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -83,6 +84,12 @@ def test_local_up_serves_asks_and_stops_cleanly(tmp_path, pages, index):
         assert first["trace"]["execution"]["arn"].startswith("arn:aws:states:")
         assert first["sources"]
         assert all((pages / f"{s['doc_id']}.md").exists() for s in first["sources"])
+        # no build path reaches a caller: each source is its path in the folder (ADR 0112), in the answer and the stream
+        assert all(s["url"].startswith(f"{s['doc_id']}.md#") for s in first["sources"])
+        assert "file://" not in json.dumps(first)
+        streamed = httpx.post(base + "/v1/ask/stream", json={**q, "session_id": "e2e-stream"}, timeout=60).text
+        assert "event: done" in streamed
+        assert "file://" not in streamed
         second = httpx.post(base + "/v1/ask", json={**q, "message": "and for quotas?"}, timeout=60).json()
         assert second["trace"]["history"] == [f'[RETRIEVAL] "{q["message"][:60]}"']
         assert httpx.post(base + "/v1/ask", content=b"{", timeout=10).status_code == 400

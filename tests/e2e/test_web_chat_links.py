@@ -1,16 +1,18 @@
-"""The web chat links each source to the page it came from (ADR 0059): Debian's Chromium, driven by
-Playwright, against `assist local up` and the Ollama test server (fixtures of test_web_chat.py)."""
+"""The web chat names each source's page (ADR 0059): a folder indexed without a base URL gives its path in the
+folder, shown, not linked, never a build path (ADR 0112). Debian's Chromium, driven by Playwright, against
+`assist local up` and the Ollama test server (fixtures of test_web_chat.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.e2e.test_web_chat import ANSWER, QUESTION, ask_in, browser, stack, sync_api  # noqa: F401 - fixtures
+from tests.support.folder_urls import in_folder
 
 pytestmark = pytest.mark.e2e
 
 
-def test_every_source_links_to_its_page(sync_api, stack, browser, ollama, session_id):  # noqa: F811
+def test_every_source_names_its_path_in_the_docs_folder(sync_api, stack, browser, ollama, session_id):  # noqa: F811
     expect = sync_api.expect
     ollama.reply(ANSWER, model="main-model:1b")
     page = browser.new_page()
@@ -18,10 +20,10 @@ def test_every_source_links_to_its_page(sync_api, stack, browser, ollama, sessio
     answer = page.locator(".turn .answer").last
     expect(answer).to_have_attribute("data-state", "done", timeout=30_000)
     items = answer.locator(".sources li")
-    links = answer.locator(".sources li a.source-link")
+    paths = answer.locator(".sources li .source-path")
     assert items.count() >= 1
-    expect(links).to_have_count(items.count())  # one link per source
-    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
-    assert all(h.startswith("file://") and "/docs/" in h for h in hrefs), hrefs  # no base URL: the files
-    assert links.first.get_attribute("target") == "_blank"
-    assert "noopener" in links.first.get_attribute("rel")
+    expect(paths).to_have_count(items.count())  # one per source
+    shown = paths.all_inner_texts()
+    assert all(in_folder(p) for p in shown), shown  # no base URL: each file's path in docs/
+    expect(answer.locator(".sources a.source-link")).to_have_count(0)  # nothing to open: no link
+    assert "file://" not in page.content()

@@ -91,11 +91,21 @@ def test_index_on_s3_failing(s3_index, proxy, session_id):
 
 
 def test_index_on_s3_slow(s3_index, proxy, session_id):
+    """A slow S3: the first search, which also opens the index, past its cold budget says the index was still
+    loading; once the index is open, a search past its warm budget says `index_timeout` (ADR 0110)."""
     proxy.add(s3_path(f"/{s3_index.aws.bucket}/fault-index"), delay_s=1.5)
-    r = ask(s3_index.with_(retrieve={"timeout_s": 0.5}), session_id)
-    assert r.status_code == 200
-    assert r.json()["degraded"] == ["index_timeout"]
-    assert written(s3_index, session_id) == (1, 1)
+    s = s3_index.with_(retrieve={"timeout_s": 0.5, "cold_timeout_s": 0.5})
+    engine = build_engine(s, client("dynamodb", s))
+    body = {"session_id": session_id, "message": "Where is the index stored?"}
+    with serve(create_app(engine)) as base:
+        first = httpx.post(base + "/v1/ask", json=body, timeout=60)
+        assert first.status_code == 200
+        assert first.json()["degraded"] == ["index_loading"]
+        engine.warm()  # the opening the first turn began, waited for
+        second = httpx.post(base + "/v1/ask", json=body, timeout=60)
+        assert second.status_code == 200
+        assert second.json()["degraded"] == ["index_timeout"]
+    assert written(s3_index, session_id) == (2, 2)
 
 
 def test_embedder_past_its_budget_answers_from_full_text(docs_index, ollama, session_id, tmp_path):

@@ -13,6 +13,7 @@ from assist.ask.build import build_engine
 from assist.aws.clients import client
 from assist.settings import Settings
 from tests.integration.test_ask_path import turns
+from tests.support.folder_urls import in_folder
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration
@@ -57,7 +58,7 @@ def test_route_event_comes_before_the_first_token(api, ollama, session_id):
     assert route[1]["type"] == "RETRIEVAL"
     assert route[1]["sources"]
     assert all(s["passage"] for s in route[1]["sources"])  # what the answer is built from, to show a reader
-    assert all(s["url"].startswith("file://") for s in route[1]["sources"])  # and where to read it (ADR 0059)
+    assert all(in_folder(s["url"]) for s in route[1]["sources"])  # and where to read it (ADR 0059, 0112)
     assert first_token[2] - route[2] >= 0.25, "the route event must arrive before the model starts"
     assert route[2] - t0 < first_token[2] - t0
     done = events[-1][1]

@@ -7,6 +7,7 @@ own verdict (ADR 0083: a reply beginning with the marker) is uncertain too, on e
 from __future__ import annotations
 
 import json
+import re
 
 import anyio
 import httpx
@@ -19,6 +20,7 @@ from assist.aws.clients import client
 from assist.settings import Settings
 from assist_dev.doubles.ollama_server import OllamaTestServer
 from tests.integration.conftest import answered, served
+from tests.support.folder_urls import in_folder
 
 pytestmark = pytest.mark.integration
 MAIN, LIGHT = "main-model:1b", "light-model:0.5b"
@@ -58,7 +60,9 @@ def test_an_off_topic_question_says_the_docs_do_not_cover_it_without_a_model(bas
     assert a["answer"].startswith("The documentation does not cover this question")
     topics = a["retrieval"]["suggestions"]
     assert topics
-    assert all(f"- [{t}](file://" in a["answer"] for t in topics)  # each near miss links to its page
+    assert all(
+        re.search(rf"- \[{re.escape(t)}\]\([\w./-]+\.md#", a["answer"]) for t in topics
+    )  # each near miss: its page
     near_misses(a["sources"], a["retrieval"])  # and the passages found are its sources, each marked (ADR 0102)
     assert len(llm.calls(model=MAIN)) == before  # no model was asked
     verdict = next(s for s in a["trace"]["stages"] if s["name"] == "retrieve")["verdict"]
@@ -78,7 +82,7 @@ def near_misses(sources: list[dict], retrieval: dict) -> None:
     """An uncertain answer's sources: the passages the search found, each a near miss with its page, and the
     sections the answer's text names among them."""
     assert len(sources) == retrieval["n"] > 0
-    assert all(s["near_miss"] is True and s["url"].startswith("file://") for s in sources)
+    assert all(s["near_miss"] is True and in_folder(s["url"]) for s in sources)
     topics = {f"{s['title']} › {s['heading']}" if s["heading"] not in ("", s["title"]) else s["title"] for s in sources}
     assert set(retrieval["suggestions"]) <= topics
 
@@ -114,7 +118,7 @@ def test_the_stream_says_uncertain_in_route_and_done(base, session_id):
     near_misses(route["sources"], done["retrieval"])  # the passages found, at once, with their text (ADR 0102)
     assert all(s["passage"] for s in route["sources"])
     assert token["text"].startswith("The documentation does not cover this question")
-    assert "](file://" in token["text"]  # the near misses, each a link to its page (ADR 0084): the passages kept
+    assert re.search(r"\]\([\w./-]+\.md#", token["text"])  # the near misses, each a link to its page (ADR 0084)
     assert done["uncertain"] is True
     assert done["answer"] == token["text"]
     assert done["sources"] == [{k: v for k, v in s.items() if k != "passage"} for s in route["sources"]]
@@ -128,7 +132,7 @@ def test_openai_and_mcp_carry_the_verdict(base, llm):
         extra_body={"query_type": "RETRIEVAL"},
     )
     assert resp.choices[0].message.content.startswith("The documentation does not cover this question")
-    assert "](file://" in resp.choices[0].message.content  # near misses as Markdown links, as OpenAI clients render
+    assert re.search(r"\]\([\w./-]+\.md#", resp.choices[0].message.content)  # near misses as Markdown links
     assert "Sources:" not in resp.choices[0].message.content  # listed once: near misses are no citations
     extra = resp.model_extra["assist"]
     assert extra["uncertain"] is True

@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 from assist.api.app import create_app
 from assist_dev.doubles.ollama_server import OllamaTestServer
 from assist_dev.local.statemachine import ServerlessStack
+from tests.support.folder_urls import in_folder
 from tests.support.http import serve
 
 pytestmark = pytest.mark.integration
@@ -72,7 +73,7 @@ def test_plain_completion_carries_citations_and_the_engine_fields(oai, llm, sess
     assert extra["turn"] == 1
     assert extra["route"]["type"] == "RETRIEVAL"
     assert extra["sources"][0]["id"] in text
-    assert extra["sources"][0]["url"].startswith("file://")  # the page a reader can follow (ADR 0059)
+    assert in_folder(extra["sources"][0]["url"])  # where a reader finds it: its path in docs/ (ADR 0112)
     assert extra["sources"][0]["url"] in text
     assert extra["trace"]["execution"]["states"][-1] == "Answer"  # answered by the state machine, as /v1/ask
 
@@ -220,7 +221,7 @@ def check(out: dict, llm_reply: str) -> None:
     assert search["confidence"] in {"very_high", "high", "medium", "low", "speculative"}
     assert len(search["passages"]) == 3
     assert set(search["passages"][0]) == {"id", "doc_id", "title", "text", "score", "url"}
-    assert all(p["url"].startswith("file://") for p in search["passages"])  # docs/ with no base URL (ADR 0059)
+    assert all(in_folder(p["url"]) for p in search["passages"])  # docs/ with no base URL (ADR 0112)
     doc = out["document"].structured_content
     assert doc["doc_id"] == search["passages"][0]["doc_id"]
     assert doc["sections"]

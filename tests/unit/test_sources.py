@@ -150,12 +150,11 @@ def test_page_ids_are_paths_below_the_root(url: str, doc_id: str):
     assert page_id(url, "https://x.org/docs/") == doc_id
 
 
-def test_a_base_url_maps_a_file_to_its_page_and_none_gives_a_file_url(tmp_path: Path):
-    f = tmp_path / "guide" / "a.md"
-    assert page_url("https://d.org/{stem}/", "guide/a.md", f) == "https://d.org/guide/a/"
-    assert page_url("https://gh/x/blob/main/{path}", "guide/a.md", f) == "https://gh/x/blob/main/guide/a.md"
-    assert page_url("https://d.org/raw", "guide/a.md", f) == "https://d.org/raw/guide/a.md"
-    assert page_url("", "guide/a.md", f) == f.resolve().as_uri()
+def test_a_base_url_maps_a_file_to_its_page_and_none_gives_its_path_in_the_folder():
+    assert page_url("https://d.org/{stem}/", "guide/a.md") == "https://d.org/guide/a/"
+    assert page_url("https://gh/x/blob/main/{path}", "guide/a.md") == "https://gh/x/blob/main/guide/a.md"
+    assert page_url("https://d.org/raw", "guide/a.md") == "https://d.org/raw/guide/a.md"
+    assert page_url("", "guide/a.md") == "guide/a.md"
 
 
 def test_a_sources_file_resolves_paths_beside_it_and_refuses_unknown_fields(tmp_path: Path):

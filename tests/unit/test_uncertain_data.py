@@ -5,17 +5,16 @@ corpora added for it (Vite's, Click's) is judged against sections that exist."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.support.shared_data import SHARED, require
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data"
-# SciFact's corpus is public development data kept beside the checkout (../shared/data, as CI lays it), not in the
-# repo; ASSIST_SHARED_DATA points elsewhere. Its absence fails the check, saying so, rather than skipping it.
-SHARED = Path(os.environ.get("ASSIST_SHARED_DATA", ROOT.parent / "shared" / "data"))
+# SciFact's corpus is public development data kept beside the checkout, not in the repo (tests/support/shared_data.py)
 SCIFACT = SHARED / "scifact-dev" / "corpus.jsonl"
 SETS = {
     "docs": (DATA / "retrieval" / "corpus.jsonl", DATA / "uncertain" / "docs-absent.jsonl"),
@@ -32,8 +31,7 @@ def rows(path: Path) -> list[dict]:
 @pytest.mark.parametrize("name", sorted(SETS))
 def test_absent_rows_name_things_their_corpus_never_mentions(name):
     corpus, absent = SETS[name]
-    if not corpus.is_file():
-        pytest.fail(f"{corpus} is missing: place shared/ beside the checkout or set ASSIST_SHARED_DATA to its data/")
+    require(corpus)
     text = " ".join(f"{r.get('title', '')} {r['text']}" for r in rows(corpus)).lower()
     found = {}
     for row in rows(absent):

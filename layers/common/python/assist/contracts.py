@@ -165,6 +165,7 @@ class Degraded(StrEnum):
     EMBEDDER_UNAVAILABLE = "embedder_unavailable"
     INDEX_UNAVAILABLE = "index_unavailable"
     INDEX_TIMEOUT = "index_timeout"
+    INDEX_LOADING = "index_loading"  # the first search of an index still being copied or opened missed its budget
     CORPUS_UNAVAILABLE = "corpus_unavailable"
     CLIENT_DISCONNECTED = "client_disconnected"
     RETRIEVE_FAILED = "retrieve_failed"
@@ -184,7 +185,7 @@ class Degraded(StrEnum):
     @property
     def without_index(self) -> bool:
         """The index could not be searched: nothing is known of what the documentation holds."""
-        return self in (Degraded.INDEX_UNAVAILABLE, Degraded.INDEX_TIMEOUT)
+        return self in (Degraded.INDEX_UNAVAILABLE, Degraded.INDEX_TIMEOUT, Degraded.INDEX_LOADING)
 
 
 class UncertainReason(StrEnum):

@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from enum import Enum
 
 from assist.settings import Settings
 
@@ -25,6 +26,8 @@ else:
     del sys.modules["rich"]  # whoever needs rich later imports it as usual
 
 _configured = False
+#: the event that carries a metric record (EMF, `metrics.py`): for CloudWatch's log parser, never for a person
+METRICS_EVENT = "metrics.emf"
 _quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("assist_logs_quiet", default=False)
 
 
@@ -46,24 +49,52 @@ def quiet() -> Iterator[None]:
         _quiet.reset(token)
 
 
+def _drop_metrics(logger: object, method: str, event: dict[str, object]) -> dict[str, object]:
+    if event.get("event") == METRICS_EVENT:
+        raise structlog.DropEvent
+    return event
+
+
+def _enum_values(logger: object, method: str, event: dict[str, object]) -> dict[str, object]:
+    """`degraded=['llm_unavailable']`, not the enum's repr, on the console as in JSON."""
+    for key, value in event.items():
+        if isinstance(value, Enum):
+            event[key] = value.value
+        elif isinstance(value, list | tuple) and any(isinstance(v, Enum) for v in value):
+            event[key] = [v.value if isinstance(v, Enum) else v for v in value]
+    return event
+
+
+def level_for(named: str, as_json: bool, terminal: bool) -> int:
+    """LOG_LEVEL when set; unset, WARNING for a person at a terminal (the answer, not the engine's events),
+    INFO where a machine reads the log (JSON, a file, a pipe)."""
+    if named:
+        level = logging.getLevelName(named.upper())
+        return level if isinstance(level, int) else logging.INFO
+    return logging.WARNING if terminal and not as_json else logging.INFO
+
+
 def configure(settings: Settings, force: bool = False) -> None:
     global _configured
     if _configured and not force:
         return
     fmt = settings.logs.format
-    as_json = fmt == "json" or (fmt == "auto" and (settings.logs.in_cloud or not sys.stderr.isatty()))
-    level = logging.getLevelName(settings.logs.level.upper())
+    terminal = sys.stderr.isatty()
+    as_json = fmt == "json" or (fmt == "auto" and (settings.logs.in_cloud or not terminal))
+    level = level_for(settings.logs.level, as_json, terminal)
     renderer = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
         processors=[
             _drop_when_quiet,
+            *([] if as_json else [_drop_metrics]),  # EMF records are JSON lines for CloudWatch, not console text
+            _enum_values,
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(level if isinstance(level, int) else logging.INFO),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from assist.contracts import AnyStage, Degraded, GenerateStage
-from assist.logs import get_logger
+from assist.logs import METRICS_EVENT, get_logger
 
 log = get_logger(__name__)
 NAMESPACE = "Assist"
@@ -35,7 +35,7 @@ def _record(values: dict[str, tuple[float, str]], dimensions: dict[str, str], to
     for name, (value, unit) in values.items():
         metrics.add_metric(name=name, unit=unit, value=value)
     record = dict(metrics.serialize_metric_set())
-    log.info("metrics.emf", **record)
+    log.info(METRICS_EVENT, **record)
     return record
 
 

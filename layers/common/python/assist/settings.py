@@ -245,6 +245,9 @@ class Index(Section, frozen=True, kw_only=True, rename=_prefixed("INDEX_")):
 class Retrieve(Section, frozen=True, kw_only=True, rename=_prefixed("RETRIEVE_")):
     top_k: int = 5
     timeout_s: float = 5.0  # past this the answer goes on without passages (`index_timeout`)
+    # the first search of a process also copies or opens the index: its budget, within the request's deadline
+    # (past it: `index_loading`)
+    cold_timeout_s: float = 25.0
     embed_timeout_ms: float = 300.0  # past this the search is full-text only (`embedder_timeout`)
     similarity_floor: float = 0.2  # vector-only candidates less similar than this are dropped
     agreement_bonus: float = 0.2  # fused score × (1 + bonus) for a chunk every strategy found
@@ -416,7 +419,8 @@ class Remote(Section, frozen=True, kw_only=True, rename=_prefixed("ASSIST_")):
 
 
 class Logs(Section, frozen=True, kw_only=True, rename=_prefixed("LOG_")):
-    level: str = "INFO"
+    # unset: WARNING at a terminal, INFO where a machine reads the log (`logs.level_for`); `assist -v` sets INFO
+    level: str = ""
     format: Literal["auto", "json", "console"] = "auto"
     # True when AWS_LAMBDA_FUNCTION_NAME or ASSIST_IN_CONTAINER is set
     in_cloud: bool = False

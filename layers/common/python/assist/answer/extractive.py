@@ -6,15 +6,37 @@ from __future__ import annotations
 import re
 
 from assist.answer.phrases import DEFAULT, phrase
-from assist.contracts import Chunk, Exchange
+from assist.contracts import Chunk, Degraded, Exchange
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+#: a fenced code block, to its closing fence or, cut off in the passage, to the passage's end
+_CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.S | re.M)
+#: the sentence naming why the index could not be searched
+_INDEX_DOWN = {
+    Degraded.INDEX_LOADING: "loading_index",
+    Degraded.INDEX_TIMEOUT: "slow_index",
+    Degraded.INDEX_UNAVAILABLE: "failed_index",
+}
 
 
 def first_sentences(text: str, n: int = 2, max_chars: int = 400) -> str:
-    flat = " ".join(line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("|"))
-    out = " ".join(_SENTENCE.split(flat)[:n])
-    return out if len(out) <= max_chars else out[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+    """Up to `n` whole sentences of `text`'s prose, within `max_chars` (the first one whole, whatever its length).
+    A code block is taken whole or not at all: the prose around it is the excerpt, and a passage that is only a
+    code block gives that block, fenced, on lines of its own (an excerpt never leaves a fence open)."""
+    blocks = [m.group(0).strip() for m in _CODE_BLOCK.finditer(text)]
+    prose = _CODE_BLOCK.sub("\n", text)
+    flat = " ".join(line.strip() for line in prose.splitlines() if line.strip() and not line.lstrip().startswith("|"))
+    if not flat and blocks:
+        block, fence = blocks[0], blocks[0][:3]
+        closed = block.count(fence) >= 2  # a block the passage cut off gets its closing fence
+        return "\n" + (block if closed else block + "\n" + fence) + "\n"
+    sentences = _SENTENCE.split(flat)
+    out = sentences[0]
+    for sentence in sentences[1:n]:
+        if len(out) + 1 + len(sentence) > max_chars:
+            break
+        out += " " + sentence
+    return out
 
 
 def cited_as(c: Chunk) -> str:
@@ -22,9 +44,12 @@ def cited_as(c: Chunk) -> str:
     return f"{c.title} — {c.heading}" if c.heading and c.heading.strip() != c.title.strip() else c.title
 
 
-def extractive_answer(chunks: list[Chunk], limit: int = 3, index_down: bool = False, lang: str = DEFAULT) -> str:
+def extractive_answer(
+    chunks: list[Chunk], limit: int = 3, index_down: Degraded | None = None, lang: str = DEFAULT
+) -> str:
+    """`index_down`: why the index could not be searched (loading, a timeout, a failure), named in the answer."""
     if not chunks:
-        return phrase("no_index" if index_down else "no_passage", lang)
+        return phrase(_INDEX_DOWN[index_down] if index_down else "no_passage", lang)
     lines = [f"[{i}] {cited_as(c)}: {first_sentences(c.text)}" for i, c in enumerate(chunks[:limit], 1)]
     return phrase("passages", lang) + "\n\n" + "\n".join(lines)
 

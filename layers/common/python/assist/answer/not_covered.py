@@ -20,6 +20,8 @@ def fixed_answer(state: TurnState) -> str:
     model was asked."""
     with stage(state, GenerateStage(skipped=True)) as st:
         st.model, st.answered_by = None, AnsweredBy.NOT_COVERED
+        if state.route is not None:
+            state.route.model = ""  # no model answered, so the route names none
         r = state.retrieval
         return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
 

@@ -14,8 +14,12 @@ PHRASES: dict[str, dict[str, str]] = {
     "en": {
         "passages": "The language model is unavailable, so these are the most relevant passages from the "
         "documentation:",
-        "no_index": "The language model and the documentation index are both unavailable right now; please retry "
-        "shortly.",
+        "loading_index": "The language model is unavailable, and the documentation index was still loading (copied "
+        "or opened for its first search) when this answer was due; please retry in a moment.",
+        "slow_index": "The language model is unavailable, and the documentation index did not answer within its "
+        "time budget; please retry shortly.",
+        "failed_index": "The language model is unavailable, and the documentation index could not be searched "
+        "(it failed to open or to read); please retry shortly.",
         "no_passage": "The language model is unavailable and no documentation passage matched this question.",
         "no_account_data": "The language model is unavailable and no account data was provided with this request.",
         "account_data": "The language model is unavailable. The account data provided with this request says:",
@@ -41,8 +45,13 @@ PHRASES: dict[str, dict[str, str]] = {
     "es": {
         "passages": "El modelo de lenguaje no está disponible, así que estos son los pasajes más relevantes de la "
         "documentación:",
-        "no_index": "El modelo de lenguaje y el índice de la documentación no están disponibles ahora mismo; "
-        "vuelve a intentarlo en unos momentos.",
+        "loading_index": "El modelo de lenguaje no está disponible, y el índice de la documentación aún se estaba "
+        "cargando (copiando o abriendo para su primera búsqueda) cuando había que responder; vuelve a intentarlo en "
+        "un momento.",
+        "slow_index": "El modelo de lenguaje no está disponible, y el índice de la documentación no respondió "
+        "dentro de su tiempo; vuelve a intentarlo en unos momentos.",
+        "failed_index": "El modelo de lenguaje no está disponible, y no se pudo buscar en el índice de la "
+        "documentación (falló al abrirse o al leerse); vuelve a intentarlo en unos momentos.",
         "no_passage": "El modelo de lenguaje no está disponible y ningún pasaje de la documentación responde a esta "
         "pregunta.",
         "no_account_data": "El modelo de lenguaje no está disponible y esta petición no trae datos de la cuenta.",

@@ -168,6 +168,7 @@ def answer_text(state: TurnState, st: GenerateStage, gen: Generation | LLMUnavai
     # `answered_from` says what the answer quotes and `lang` in which language, so a client can say so in the
     # answer's own words (the web chat's and the widget's notice)
     st.model, st.answered_by, st.lang = None, AnsweredBy.EXTRACTIVE, lang
+    route.model = ""  # the route names a model only when one answered (the configured one did not)
     if route.type is QueryType.PLATFORM:
         st.answered_from = AnsweredFrom.ACCOUNT_DATA
         return platform_facts(state.request.extra_context, lang)
@@ -178,7 +179,7 @@ def answer_text(state: TurnState, st: GenerateStage, gen: Generation | LLMUnavai
         st.answered_from = AnsweredFrom.MANIFEST
         return ctx.corpus_answer
     st.answered_from = AnsweredFrom.PASSAGES
-    index_down = any(d.without_index for d in state.degraded)
+    index_down = next((d for d in state.degraded if d.without_index), None)
     return extractive_answer(ctx.chunks, index_down=index_down, lang=lang)
 
 

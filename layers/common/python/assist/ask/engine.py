@@ -12,6 +12,7 @@ Outside `ask/` an engine is used through its methods and its `settings`; its par
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from assist.contracts import (
     TurnState,
     check_ask,
 )
+from assist.deadline import PERSIST_RESERVE_S, left
 from assist.embed.build import lazy_embedder
 from assist.llm.charge import Charge, charging
 from assist.logs import get_logger
@@ -67,6 +69,10 @@ class Engine:
         self._parts = parts
         # per turn: the message's embedding, the turn counter, the search; for a few turns at once
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="engine")
+        # set once the index is open: until then a search also copies or opens it (its cold budget)
+        self._index_open = threading.Event()
+        self._opening: Future[None] | None = None
+        self._opening_lock = threading.Lock()
         self._recorder = TurnRecorder(parts.store, self._submit)
         self._sessions = Sessions(parts.store)
         #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
@@ -100,7 +106,7 @@ class Engine:
         """Load the embedder, the classifier model and the index (and, when configured, both model
         slots) now rather than on the first question."""
         self._parts.cascade().warm()
-        self._parts.retriever()
+        self._open_index()  # open: the next search has the warm budget
         if self.settings.ollama.warm_up:
             self._parts.slots().warm_up()
 
@@ -177,12 +183,14 @@ class Engine:
         route = _route(state)
         with stage(state, contracts.RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
+            cold = not self._index_open.is_set()
+            budget = self._search_budget(state, cold)
             search = self._submit(self._search, query, route.lexical_query)
             try:
-                result = search.result(timeout=self.settings.retrieve.timeout_s)
+                result = search.result(timeout=budget)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
-                log.warning("retrieve.timeout", budget_s=self.settings.retrieve.timeout_s)
-                result = RetrievalResult.failed(Degraded.INDEX_TIMEOUT)
+                log.warning("retrieve.timeout", budget_s=round(budget, 2), loading=cold)
+                result = RetrievalResult.failed(Degraded.INDEX_LOADING if cold else Degraded.INDEX_TIMEOUT)
             state.retrieval = result
             state.degraded += result.degraded
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
@@ -193,6 +201,33 @@ class Engine:
                 judge_turn(state, query, route.lexical_query, st, self._parts.retriever, self.settings)
         return state
 
+    def _search_budget(self, state: TurnState, cold: bool) -> float:
+        """RETRIEVE_TIMEOUT_S; the first search, which also copies or opens the index, RETRIEVE_COLD_TIMEOUT_S
+        as far as the request's deadline allows (never less than a warm search's)."""
+        warm = self.settings.retrieve.timeout_s
+        if not cold:
+            return warm
+        return max(warm, min(self.settings.retrieve.cold_timeout_s, left(state.deadline) - PERSIST_RESERVE_S))
+
+    def _open_index_ahead(self) -> None:
+        """A process's first turn opens the index (imports LanceDB, copies or connects) beside its classification,
+        not after it: on a busy machine that is most of a first search's time. Once, in the processes that run
+        whole turns (the classify function never opens the index); a failure is the search's to meet and name."""
+        if self._index_open.is_set():
+            return
+        with self._opening_lock:
+            if self._opening is None:
+                self._opening = self._submit(self._open_index)
+
+    def _open_index(self) -> None:
+        self._parts.retriever()
+        self._index_open.set()
+
+    def close(self) -> None:
+        """Let the turns' work in flight end before the process does: a search still opening the index would
+        otherwise meet the interpreter's shutdown (its copy's thread pool refuses new work then)."""
+        self._pool.shutdown(wait=True)
+
     def _submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
@@ -200,7 +235,9 @@ class Engine:
     def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
         """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it."""
         try:
-            return self._parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
+            result = self._parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
+            self._index_open.set()
+            return result
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
             log.warning("retrieve.failed", error=f"{type(exc).__name__}: {str(exc)[:200]}")
             return RetrievalResult.failed(Degraded.INDEX_UNAVAILABLE)
@@ -209,6 +246,7 @@ class Engine:
         self, req: AskRequest, owner: str = "anonymous", deadline: float | None = None, site: Site | None = None
     ) -> TurnState:
         """Phase 1: everything up to the model — classify, then retrieve or recall as the type needs."""
+        self._open_index_ahead()
         state = self.classify(self.start(req, owner, deadline, site), take_turn=False)
         if _route(state).type.needs_retrieval:
             state = self.retrieve(state)

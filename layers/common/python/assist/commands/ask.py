@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import sys
 import uuid
 from pathlib import Path
@@ -13,11 +14,15 @@ from assist.ask.build import build_engine
 from assist.build.run import ensure_index
 from assist.commands import HELP
 from assist.commands.common import emit, settings
-from assist.contracts import AskRequest, DoneEvent, RouteEvent, TokenEvent, on_wire
+from assist.contracts import AskRequest, DoneEvent, TokenEvent
 from assist.embed import build_embedder
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
+
+if TYPE_CHECKING:
+    from assist.ask.engine import Engine
+    from assist.settings import Settings
 
 #: the checkout's docs, indexed on first use (what template.yaml's directory holds)
 CHECKOUT_DOCS = Path(__file__).resolve().parents[5] / "docs"
@@ -39,13 +44,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--extra-context", help="account data for PLATFORM questions (never stored)")
     p.add_argument("--stream", action="store_true", help="print tokens as the model produces them")
     p.add_argument("--json", action="store_true", help="print the whole answer as one JSON object")
+    p.add_argument(
+        "--docs",
+        type=Path,
+        metavar="PATH",
+        help="ask about this folder instead: indexed on first use into .assist/docs/NAME-HASH (printed; "
+        "`assist index PATH --index` that folder refreshes it)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    s = settings()
+    if args.docs is not None and not args.docs.is_dir():
+        print(f"assist: --docs {args.docs}: not a folder", file=sys.stderr)
+        return 2
+    s = settings(index={"uri": own_index(args.docs) if args.docs else None})
     engine = build_engine(s)  # the store SESSION_STORE names: DynamoDB, or the embedded file
-    ensure_index(s, lambda: build_embedder(s), CHECKOUT_DOCS)  # the checkout's docs, on first use
+    try:
+        return _ask(args, s, engine)
+    finally:
+        engine.close()  # work still in flight (an index being copied) ends before the interpreter does
+
+
+def own_index(docs: Path) -> str:
+    """Where `--docs` keeps a folder's index: one per folder (its name, and a hash of where it is)."""
+    where = docs.resolve()
+    return str(Path(".assist/docs") / f"{where.name}-{hashlib.sha256(str(where).encode()).hexdigest()[:8]}")
+
+
+def _ask(args: argparse.Namespace, s: Settings, engine: Engine) -> int:
+    # the folder asked about, or the checkout's docs; each indexed on first use
+    if ensure_index(s, lambda: build_embedder(s), args.docs or CHECKOUT_DOCS) is not None and args.docs:
+        print(f"indexed {args.docs} into {s.index.uri}", file=sys.stderr)
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
     try:
@@ -59,36 +89,35 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit(answer)
         return 0
-    _print_route(answer["route"], req.session_id, answer["degraded"])
     print(answer["answer"])
     _print_sources(answer["sources"])
+    _print_status(answer["route"], req.session_id, answer["degraded"])
     return 0
 
 
 async def _stream(engine: Engine, req: AskRequest) -> int:
     async for event in engine.events(engine.prepare(req)):
-        if isinstance(event, RouteEvent):
-            _print_route(on_wire(event)[1], req.session_id, event.degraded)
-        elif isinstance(event, TokenEvent):
+        if isinstance(event, TokenEvent):
             print(event.text, end="", flush=True)
         elif isinstance(event, DoneEvent):
             answer = msgspec.to_builtins(event.answer)
             print()
             _print_sources(answer["sources"])
-            if answer["degraded"]:
-                print(f"degraded: {', '.join(answer['degraded'])}", file=sys.stderr)
+            _print_status(answer["route"], req.session_id, answer["degraded"])
     return 0
 
 
-def _print_route(route: dict, session: str, degraded: list[str]) -> None:
+def _print_status(route: dict, session: str, degraded: list[str]) -> None:
+    """One line on stderr, after the answer: how it was routed, the model only when one answered, the session
+    (to continue it) and what did not work as designed."""
+    model = f" · {route['model']}" if route.get("model") else ""
     query = f" · query: {route['retrieval_query']}" if route.get("retrieval_query") else ""
+    down = f" · degraded: {', '.join(degraded)}" if degraded else ""
     print(
-        f"[{route['type']} via {route['layer']} ({route['confidence']:.2f}) · {route['model_slot']} "
-        f"{route.get('model', '')} · session {session}{query}]",
+        f"[{route['type']} via {route['layer']} ({route['confidence']:.2f}) · {route['model_slot']} slot{model}"
+        f" · session {session}{query}{down}]",
         file=sys.stderr,
     )
-    if degraded:
-        print(f"degraded: {', '.join(degraded)}", file=sys.stderr)
 
 
 def _print_sources(sources: list[dict]) -> None:

@@ -10,6 +10,13 @@ from typing import Any
 from assist.commands import HELP
 from assist.settings import Settings
 
+#: `assist -v`: INFO events on stderr (`-vv`: DEBUG) where LOG_LEVEL does not name a level
+_verbosity = [0]
+
+
+def log_more(verbosity: int) -> None:
+    _verbosity[0] = verbosity
+
 
 def settings(**overrides: dict[str, Any]) -> Settings:
     """Settings from the environment, with a command's options on top: `settings(index={"uri": args.index})`;
@@ -18,6 +25,8 @@ def settings(**overrides: dict[str, Any]) -> Settings:
     from assist.logs import configure
 
     s = Settings.from_env()
+    if _verbosity[0] and not s.logs.level:
+        s = s.with_(logs={"level": "DEBUG" if _verbosity[0] > 1 else "INFO"})
     s = s.with_(**{name: {k: v for k, v in fields.items() if v is not None} for name, fields in overrides.items()})
     configure(s)
     return s

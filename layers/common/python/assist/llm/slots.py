@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from assist.settings import Settings
 
 log = get_logger(__name__)
+#: what a call to a host nobody runs raises (the ollama client's own error, httpx's under a stream)
+NO_HOST = ("ConnectionError", "ConnectError")
 USAGE_FIELDS = (
     "prompt_eval_count",
     "eval_count",
@@ -256,7 +258,10 @@ class ModelSlots:
         failures.append(f"{name}({model}): {type(exc).__name__}: {exc}")
         if getattr(exc, "status_code", None) == 404:  # ollama.ResponseError: the host does not have the model
             missing.append(model)
-        log.warning("llm.slot_failed", slot=name, model=model, error=str(exc)[:200])
+        # no host listening is how the engine runs without Ollama (README): the answer's `degraded` list and its
+        # metric say so; a warning on every question would only bury the answer at a terminal
+        noted = log.info if type(exc).__name__ in NO_HOST else log.warning
+        noted("llm.slot_failed", slot=name, model=model, error=str(exc)[:200])
 
 
 def _asked(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -293,5 +298,6 @@ def _spent(exc: BudgetSpent, missing: list[str]) -> LLMUnavailable:
 
 
 def _unavailable(failures: list[str], missing: list[str]) -> LLMUnavailable:
-    log.warning("llm.unavailable", failures=failures)
+    no_host = all(f.split(": ")[1] in NO_HOST for f in failures)  # as in `_failed`: no Ollama running
+    (log.info if no_host else log.warning)("llm.unavailable", failures=failures)
     return LLMUnavailable("; ".join(failures), timed_out=all("Timeout" in f for f in failures), missing=missing)

@@ -3,7 +3,7 @@
 Markdown as it is; MDX with its imports, exports and components stripped (their text stays);
 reStructuredText with its underlined titles read as headings; PDF one section per page (pypdf);
 code cut along functions and classes (code.py). Each document's URL is the base URL's page for its
-path, or without one a file:// URL (ADR 0059)."""
+path (ADR 0059), or without one its path inside the folder: never a build path (ADR 0112)."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _read(spec: SourceSpec, settings: Settings, root: Path, files: list[tuple[st
             raise SourceError(f"{path}: {size} bytes, over the limit of {settings.crawl.max_page_bytes}")
         suffix = path.suffix.lower()
         stem = str(PurePosixPath(rel).with_suffix(""))
-        url = page_url(base, rel, path)
+        url = page_url(base, rel)
         data = path.read_bytes()
         if suffix == ".pdf":
             doc = read_pdf(spec.prefix + stem, data, str(path), url)
@@ -127,11 +127,12 @@ def _read(spec: SourceSpec, settings: Settings, root: Path, files: list[tuple[st
     return out
 
 
-def page_url(base: str, rel: str, path: Path) -> str:
+def page_url(base: str, rel: str) -> str:
     """Where the file at `rel` is published: `base` with `{path}`/`{stem}` filled in, or `base` + rel;
-    without a base, its file:// URL."""
+    without a base, `rel` itself: the folder's layout is all a reader can use (a file:// URL names the machine
+    that built the index, and no visitor can open it)."""
     if not base:
-        return path.resolve().as_uri()
+        return rel
     stem = str(PurePosixPath(rel).with_suffix(""))
     if "{path}" in base or "{stem}" in base:
         return base.replace("{path}", rel).replace("{stem}", stem)

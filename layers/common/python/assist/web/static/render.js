@@ -202,7 +202,7 @@ const AssistRender = (() => {
     await readEvents(response.body, (name, data) => {
       if (name === "route") {
         timings.route = performance.now() - started;
-        showRoute(node, data);
+        showRoute(node, { ...data, model: "" }); // no model has answered yet: `done` names the one that did
         showSources(node, data.sources, null);
         showDegraded(node, data.degraded);
         showUncertain(node, data);
@@ -302,7 +302,9 @@ const AssistRender = (() => {
   function renderText(node) {
     const text = $(".answer", node).text;
     const parts = [];
-    const fence = /```[^\n]*\n?([\s\S]*?)(?:```|$)/g;
+    // a fence opens at a line's start and ends at its closing fence; one left open ends with its passage (the next
+    // "[n] " line of an answer without a model) or the text, never taking the passages after it into its block
+    const fence = /^```[^\n]*\n?([\s\S]*?)(?:^```[ \t]*$|(?=^\[\d{1,2}\] )|(?![\s\S]))/gm;
     let at = 0;
     for (const m of text.matchAll(fence)) {
       parts.push(prose(text.slice(at, m.index), node));
@@ -320,7 +322,7 @@ const AssistRender = (() => {
   function prose(part, node) {
     const p = element("p");
     const text = part.replace(/^\n+|\n+$/g, ""); // the blank lines around a code block are its margins
-    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[([^\]\n]+)\]\(((?:https?|file):\/\/[^\s)]+)\)|\[(\d{1,2})\]/g;
+    const inline = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\[([^\]\n]+)\]\((https?:\/\/[^\s)]+|[\w./-]+(?:#[\w.-]*)?)\)|\[(\d{1,2})\]/g;
     let at = 0;
     for (const m of text.matchAll(inline)) {
       p.append(text.slice(at, m.index));
@@ -371,7 +373,7 @@ const AssistRender = (() => {
           return item;
         }
         const details = element("details");
-        details.append(element("summary", `${source.title} › ${source.heading}`), element("p", unwrap(source.passage), "passage"));
+        details.append(element("summary", sectionName(source)), element("p", unwrap(source.passage), "passage"));
         item.append(details);
         if (source.url) item.append(sourceLink(source.url, t));
         return item;
@@ -380,8 +382,20 @@ const AssistRender = (() => {
     section.hidden = sources.length === 0;
   }
 
-  // The page the passage comes from, opened beside the chat (ADR 0059).
+  // "Page › section"; a section without heading text (a page's opening) is its page's title alone.
+  function sectionName(source) {
+    const heading = (source.heading || "").trim();
+    return heading && heading !== source.title.trim() ? `${source.title} › ${heading}` : source.title;
+  }
+
+  // The page the passage comes from, opened beside the chat (ADR 0059). A folder indexed without a base URL
+  // gives its path in the folder instead (ADR 0112): shown as the place to look, not linked (no page to open).
   function sourceLink(url, t) {
+    if (!/^https?:\/\//.test(url)) {
+      const path = element("span", url, "source-path");
+      path.title = url;
+      return path;
+    }
     const link = element("a", t.openPage, "source-link");
     link.href = url;
     link.target = "_blank";
@@ -390,7 +404,8 @@ const AssistRender = (() => {
     return link;
   }
 
-  // A Markdown link in the answer (only http(s) and file pages: never a script), opened like a source's page.
+  // A Markdown link in the answer (only an http(s) page or a path in the docs folder: never a script), opened
+  // like a source's page; a path shows the link's text, the path on hover.
   function pageLink(text, url, node) {
     const link = sourceLink(url, $(".answer", node).strings);
     link.textContent = text;
