@@ -143,7 +143,7 @@ def test_a_function_short_of_time_converges_and_publishes_only_a_whole_index(cor
     s = _settings(base_settings, tmp_path / "idx")
     (tmp_path / "sources.yaml").write_text(f"sources:\n  - location: {corpus}\n")
     fn = LambdaFunction("sync", s)
-    context = SimpleNamespace(get_remaining_time_in_millis=lambda: 3_500)  # 3.2 s after the task's reserve
+    context = SimpleNamespace(get_remaining_time_in_millis=lambda: 1_000)  # 0.7 s after the task's reserve
     runs = []
     for _ in range(40):
         runs.append(fn.task({"sources_file": str(tmp_path / "sources.yaml")}, context))

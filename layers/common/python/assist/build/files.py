@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 from assist.aws import s3_uri
 from assist.aws.errors import client_error
+from assist.sources.spec import SourceError
 
 BUILD_DIR = "_build"
+T = TypeVar("T")
 
 
 class Files(Protocol):
@@ -29,6 +33,14 @@ class Files(Protocol):
         ...
 
     def delete(self, keys: list[str]) -> None: ...
+
+
+def read_json(files: Files, key: str, kind: type[T], missing: str) -> T:
+    """The JSON object under `key` as a `kind`; SourceError saying `missing` (and where) when there is none."""
+    body = files.get(key)
+    if body is None:
+        raise SourceError(f"{missing} under {files.where}")
+    return msgspec.json.decode(body, type=kind)
 
 
 def build_files(index_root: str, s3: Any = None) -> Files:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist.build import shards as shard_files
+from assist.build.files import read_json
 from assist.build.shards import ShardDoc, cut
 from assist.index import manifest
 from assist.index.chunking import DocChunk
@@ -164,7 +165,4 @@ def write(files: Files, plan: Plan) -> None:
 
 
 def read(files: Files, build: str) -> Plan:
-    body = files.get(plan_key(build))
-    if body is None:
-        raise SourceError(f"no build {build!r} under {files.where}: it was committed, or never planned")
-    return msgspec.json.decode(body, type=Plan)
+    return read_json(files, plan_key(build), Plan, f"no build {build!r} (it was committed, or never planned)")

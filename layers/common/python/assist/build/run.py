@@ -25,7 +25,7 @@ from assist.build.worker import Pace, Reuse, ShardDone, embed_shard
 from assist.embed import build_embedder
 from assist.index.chunking import DocChunk
 from assist.index.store import IndexUnavailable, connect, vectors_of
-from assist.logs import get_logger
+from assist.logs import configure, get_logger
 from assist.sources.spec import SourceError, SourceSpec
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ _WORKER: dict[str, Any] = {}
 
 def _child(settings: Settings, key: str, index: str, end: float | None) -> ShardDone:
     if not _WORKER:
+        configure(settings)  # a spawned interpreter logs as its parent was told to (level, format, stream)
         _WORKER.update(
             files=build_files(settings.index.uri, index_s3(settings)),
             embedder=build_embedder(settings),

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from assist.build.files import read_json
 from assist.index.chunking import DocChunk
-from assist.sources.spec import SourceError
 
 if TYPE_CHECKING:
     from assist.build.files import Files
@@ -76,7 +76,4 @@ def save(files: Files, shard: Shard) -> None:
 
 
 def load(files: Files, key: str) -> Shard:
-    body = files.get(shard_path(key))
-    if body is None:
-        raise SourceError(f"no shard {key} under {files.where}: plan the build again")
-    return msgspec.json.decode(body, type=Shard)
+    return read_json(files, shard_path(key), Shard, f"no shard {key} (plan the build again)")

@@ -69,7 +69,7 @@ def embed_shard(
     embedded = 0
     for batch in _by_length(todo):
         started = time.time()
-        if end is not None and started + pace.estimate(batch) > end:
+        if end is not None and pace.measured and started + pace.estimate(batch) > end:
             log.info("build.shard_stopped", shard=shard_key, embedded=embedded, left=len(todo) - embedded)
             return ShardDone(shard_key, shard.chunks, embedded, False)
         made = embedder.embed(batch)
@@ -103,9 +103,13 @@ class Pace:
     def __init__(self) -> None:
         self._rates: list[float] = []
 
+    @property
+    def measured(self) -> bool:
+        """Whether the run has embedded a batch yet: until it has, the next batch runs whatever the clock says."""
+        return bool(self._rates)
+
     def record(self, batch: list[str], seconds: float) -> None:
         self._rates = [*self._rates[-7:], seconds / max(1, sum(map(len, batch)))]
 
     def estimate(self, batch: list[str]) -> float:
-        # nothing measured yet: the first batch runs (a deadline too short for one batch is no build at all)
         return max(self._rates, default=0.0) * sum(map(len, batch))
