@@ -25,6 +25,9 @@ FEEDBACK_COMMENT_CHARS = 2000
 #: a request, encoded, leaves Step Functions' 256 KB payload limit half free for the turn it becomes
 #: (route, history, chunks, trace); not a setting, since the state machine's limit is not one
 REQUEST_BYTES = 128 * 1024
+#: a scope value: a product or version name as a sources file and a page's address give it ("" = not set)
+SCOPE_VALUE_PATTERN = r"^([A-Za-z0-9][A-Za-z0-9._-]{0,63})?$"
+ScopeValue = Annotated[str, msgspec.Meta(pattern=SCOPE_VALUE_PATTERN)]
 
 
 class QueryType(StrEnum):
@@ -197,6 +200,21 @@ class UncertainReason(StrEnum):
     MODEL_NOT_COVERED = "model_not_covered"  # the model said its sources do not answer (ADR 0083)
 
 
+class Scope(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """The part of a documentation set a question is asked in (ADR 0121): a product, a version, or both. A value
+    left "" is every one; a passage whose source sets no value is in every scope (a shared glossary)."""
+
+    product: ScopeValue = ""
+    version: ScopeValue = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.product or self.version)
+
+    def label(self) -> str:
+        """`cli 2.1`, `cli`, `2.1`: how an answer names it."""
+        return " ".join(v for v in (self.product, self.version) if v)
+
+
 class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     session_id: Annotated[str, msgspec.Meta(pattern=SESSION_ID_PATTERN)]
     message: Annotated[str, msgspec.Meta(min_length=1)]
@@ -206,6 +224,8 @@ class AskRequest(msgspec.Struct, forbid_unknown_fields=True):
     editor_content: str | None = None
     #: answer with the model even when the docs seem not to cover the question (the verdict is still recorded)
     force_answer: bool = False
+    #: search only this part of the documentation (ADR 0121); a session remembers the last one it was given
+    scope: Scope | None = None
 
 
 class IntentEntry(msgspec.Struct):
@@ -239,6 +259,8 @@ class Chunk(msgspec.Struct):
     found_by: list[str] = msgspec.field(default_factory=list)
     agreement: int = 0
     url: str = ""  # the page and section a reader can follow (ADR 0059)
+    #: the product and version its source gives it (ADR 0121); absent for a passage in every scope
+    scope: Scope | UnsetType = UNSET
 
     @property
     def topic(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -20,6 +21,7 @@ from assist.index.lock import writer_lease
 from assist.index.store import (
     IndexUnavailable,
     connect,
+    current,
     doc_hashes,
     read_docs,
     refresh_indexes,
@@ -57,7 +59,7 @@ def commit(
     with writer_lease(settings.index.uri, s3, until=until):
         db = connect(plan.index, settings.storage_options())
         table = db.open_table(at.index.table) if at.index.table in db.table_names() else None
-        if table is not None and "url" not in table.schema.names:  # built before documents kept their links
+        if table is not None and not current(table):  # built before documents kept their links or scopes
             log.info("index.rebuilt_for_urls", uri=plan.index)
             db.drop_table(at.index.table)
             table = None
@@ -89,6 +91,7 @@ def commit(
         "unchanged_docs": len(plan.docs) - len(plan.changed),
         "shards": len(plan.shards),
         "manifest_entries": entries,
+        "scopes": manifest.scope_counts(plan.scopes, len(plan.docs)),
         "calibration": calibration.summary() if calibration else None,
         "commit_s": round(time.perf_counter() - started, 3),
         "sources": plan.sources,
@@ -120,6 +123,7 @@ def _manifest(db: Any, settings: Settings, plan: Plan, files: Files, table: Any)
     for d, (_, chunks) in full.items():
         if d not in entries:
             entries[d] = old.get(d) or manifest.entry_from_chunks(d, chunks)
+    entries = {d: msgspec.structs.replace(e, scope=plan.scopes.get(d)) for d, e in entries.items()}
     entries = with_hubs(entries, {d: chunks for d, (_, chunks) in full.items()})
     written = manifest.write(db, settings.index.table, entries, plan.docs)
     log.info("index.manifest", entries=len(entries), written=written)

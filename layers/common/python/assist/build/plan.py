@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +16,12 @@ import msgspec
 from assist.build import shards as shard_files
 from assist.build.files import read_json
 from assist.build.shards import ShardDoc, cut
+from assist.contracts import Scope
 from assist.index import manifest
 from assist.index.chunking import DocChunk
 from assist.index.pointer import live_uri
-from assist.index.store import IndexUnavailable, connect, doc_hashes
+from assist.index.scope import ScopeRule
+from assist.index.store import IndexUnavailable, connect, current, doc_hashes, doc_scopes, read_docs
 from assist.logs import get_logger
 from assist.sources import validators
 from assist.sources.spec import SourceError, SourceSpec
@@ -45,6 +48,7 @@ class Plan(msgspec.Struct, kw_only=True):
     shards: list[str]  # shard keys
     chunks: int  # chunks in the shards
     sources: list[dict[str, Any]]  # what each source gave (the report's per-source counts)
+    scopes: dict[str, Scope] = msgspec.field(default_factory=dict)  # doc_id → its scope, for those that have one
 
     @property
     def items_key(self) -> str:
@@ -71,6 +75,7 @@ class Sourced(msgspec.Struct, kw_only=True):
     entries: dict[str, manifest.Entry] = msgspec.field(default_factory=dict)
     validators: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     sources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    rules: dict[str, ScopeRule] = msgspec.field(default_factory=dict)  # doc_id → its source's scope rule
 
 
 def of_specs(specs: list[SourceSpec], settings: Settings) -> Source:
@@ -93,6 +98,7 @@ def read_sources(
                     "set a `prefix` on one of them"
                 )
             out.docs[page.doc_id] = (page.hash, page.chunks)
+            out.rules[page.doc_id] = spec.scope_rule()
             if page.entry is not None:
                 out.entries[page.doc_id] = page.entry
         out.validators |= read.validators
@@ -118,16 +124,19 @@ def plan_docs(
     index = live_uri(settings.index.uri, s3)
     db = connect(index, settings.storage_options())
     table = db.open_table(settings.index.table) if settings.index.table in db.table_names() else None
-    indexed = doc_hashes(table) if table is not None and "url" in table.schema.names else {}
+    table = table if table is not None and current(table) else None
+    indexed = doc_hashes(table) if table is not None else {}
     previous = validators.read(db, settings.index.table)
     got = source(previous, indexed)
     if not got.docs:
         raise SourceError("the sources hold no documents to index")
-    docs = got.docs
+    docs, scopes = with_scopes(got, table)
     stale = [d for d, (h, chunks) in docs.items() if chunks is None and indexed.get(d) != h]
     if stale:  # a source skipped what the index does not hold as it believed: fetch again, never guess
         raise IndexUnavailable(f"{len(stale)} documents are not in the index as their source expected: {stale[:3]}")
-    changed = [d for d, (h, chunks) in docs.items() if chunks is not None and indexed.get(d) != h]
+    changed = [
+        d for d, (h, chunks) in docs.items() if (chunks is not None and indexed.get(d) != h) or d in scopes.moved
+    ]
     shards = cut([ShardDoc(d, docs[d][0], docs[d][1] or []) for d in changed], settings.index.shard_chunks, embedder_id)
     for shard in shards:
         shard_files.save(files, shard)
@@ -139,6 +148,7 @@ def plan_docs(
         changed=sorted(changed),
         removed=sorted(d for d in indexed if d not in docs),
         kept=sorted(d for d, (_, chunks) in docs.items() if chunks is None),
+        scopes={d: sc for d, sc in scopes.of.items() if sc},
         entries=got.entries,
         validators=got.validators,
         previous_validators=previous,
@@ -157,6 +167,31 @@ def plan_docs(
         chunks=plan.chunks,
     )
     return plan
+
+
+class Scoped(msgspec.Struct):
+    of: dict[str, Scope]  # every document's scope
+    moved: set[str]  # documents whose scope is not the one the index holds: their rows are written again
+
+
+def with_scopes(got: Sourced, table: Any) -> tuple[dict[str, tuple[str, list[DocChunk] | None]], Scoped]:
+    """Each document's chunks stamped with its scope, by its source's rule on its address (its link, or for a
+    document its source found unchanged, the link the index holds). A document whose scope moved is read back
+    from the index when its source did not read it again: its rows are rewritten, its vectors reused."""
+    held = doc_scopes(table) if table is not None else {}
+    out = Scoped(of={}, moved=set())
+    docs = dict(got.docs)
+    for d, (h, chunks) in got.docs.items():
+        address = (chunks[0].url or chunks[0].source) if chunks else held.get(d, ("", Scope()))[0]
+        scope = out.of[d] = got.rules[d].of(address or d) if d in got.rules else Scope()
+        if chunks is not None:
+            docs[d] = (h, [replace(c, product=scope.product, version=scope.version) for c in chunks])
+        if d in held and held[d][1] != scope:
+            out.moved.add(d)
+    if unread := [d for d in out.moved if docs[d][1] is None]:
+        for d, (h, chunks) in read_docs(table, unread).items():
+            docs[d] = (h, [replace(c, product=out.of[d].product, version=out.of[d].version) for c in chunks])
+    return docs, out
 
 
 def write(files: Files, plan: Plan) -> None:

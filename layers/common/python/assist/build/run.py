@@ -24,7 +24,7 @@ from assist.build.files import Files, build_files
 from assist.build.worker import Pace, Reuse, ShardDone, embed_shard
 from assist.embed import build_embedder
 from assist.index.chunking import DocChunk
-from assist.index.store import IndexUnavailable, connect, vectors_of
+from assist.index.store import IndexUnavailable, connect, current, vectors_of
 from assist.logs import configure, get_logger
 from assist.sources.spec import SourceError, SourceSpec
 
@@ -198,7 +198,7 @@ def ensure_index(settings: Settings, embedder: Callable[[], Embedder], docs: Pat
     if settings.index.is_s3 or not docs.is_dir():
         return None
     db = connect(settings.index.uri)
-    if settings.index.table in db.table_names() and "url" in db.open_table(settings.index.table).schema.names:
+    if settings.index.table in db.table_names() and current(db.open_table(settings.index.table)):
         return None
     log.info("index.first_use", index=settings.index.uri, docs=str(docs))
     return ingest(docs, settings, embedder(), progress=True)

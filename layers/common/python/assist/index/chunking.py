@@ -29,6 +29,9 @@ class DocChunk:
     ordinal: int  # position in the document
     text: str
     url: str = ""  # where a reader follows it: the page's canonical URL and the section's anchor
+    #: its scope (ADR 0121), stamped by the build from its source's rule; "" is every product or version
+    product: str = ""
+    version: str = ""
 
     @property
     def content(self) -> str:

@@ -9,12 +9,15 @@ writer lease, one row per document: `doc_id`, `doc_hash`, `entry` (the entry as 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from assist.contracts import Scope
 from assist.index import frontmatter, lance
 from assist.index.identifiers import document_identifiers, mentions, normalize
+from assist.index.scope import contains, key
 from assist.language import fold
 
 if TYPE_CHECKING:
@@ -44,6 +47,19 @@ class Entry(msgspec.Struct, omit_defaults=True):
     headings: list[str] = msgspec.field(default_factory=list)
     #: share of the corpus's other documents this one references (index/links.py); 0 for most
     hub: float = 0.0
+    #: its scope (ADR 0121); None for a document in every scope
+    scope: Scope | None = None
+
+
+def scope_counts(scopes: dict[str, Scope], documents: int) -> dict[str, int]:
+    """Documents per scope (`cli/2.1`; `*/*` those in every scope): how many pages v2 has."""
+    counts = Counter(key(s) for s in scopes.values() if s)
+    return dict(sorted(counts.items())) | ({"*/*": documents - counts.total()} if counts else {})
+
+
+def in_scope(entries: list[Entry], asked: Scope | None) -> list[Entry]:
+    """The entries a question in `asked` may see (every one when no scope is asked)."""
+    return [e for e in entries if contains(asked, e.scope or Scope())] if asked else entries
 
 
 def table_name(index_table: str) -> str:

@@ -19,9 +19,12 @@ from assist.embed.base import check_same
 from assist.errors import AssistError
 from assist.index import lance
 from assist.index.chunking import DocChunk
+from assist.index.scope import KEYS as SCOPE_KEYS
+from assist.index.scope import row_scope
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
+    from assist.contracts import Scope
     from assist.embed.base import Embedder
     from assist.settings import Settings
 
@@ -49,6 +52,8 @@ class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
     url: str
     content: str  # FTS_COLUMN: what is embedded and full-text indexed (`DocChunk.content`)
     vector: list[float]  # `embedder.dim` float32s
+    product: str = ""  # the scope columns (index/scope.py): "" is in every scope
+    version: str = ""
 
     @classmethod
     def of(cls, chunk: DocChunk, doc_hash: str, vector: list[float]) -> ChunkRow:
@@ -146,6 +151,18 @@ def read_docs(table: Any, doc_ids: list[str]) -> dict[str, tuple[str, list[DocCh
     return out
 
 
+def current(table: Any) -> bool:
+    """Whether the table has every column this version writes (links, scopes); an older one is built again."""
+    return {"url", *SCOPE_KEYS} <= set(table.schema.names)
+
+
+def doc_scopes(table: Any) -> dict[str, tuple[str, Scope]]:
+    """{doc_id: (its first passage's link, its scope)} as the table holds them (a current table only)."""
+    expr = lance.lancedb().expr
+    rows = table.search().where(expr.col("ordinal") == expr.lit(0)).select(["doc_id", "url", *SCOPE_KEYS])
+    return {r["doc_id"]: (r["url"], row_scope(r)) for r in rows.limit(None).to_arrow().to_pylist()}
+
+
 def doc_hashes(table: Any) -> dict[str, str]:
     cols = table.search().select(["doc_id", "doc_hash"]).limit(None).to_arrow().to_pylist()
     return {r["doc_id"]: r["doc_hash"] for r in cols}
@@ -190,6 +207,9 @@ def refresh_indexes(table: Any, settings: Settings) -> None:
     indexed = {c for ix in table.list_indices() for c in (ix.columns or [])}
     if FTS_COLUMN not in indexed:
         table.create_fts_index(FTS_COLUMN, use_tantivy=False, replace=True, **fts_options(settings))
+    for column in SCOPE_KEYS:  # a scoped search's prefilter reads a bitmap, not every row (ADR 0121)
+        if column not in indexed and column in table.schema.names:
+            table.create_scalar_index(column, index_type="BITMAP", replace=True)
     if "vector" not in indexed and rows >= settings.index.vector_index_rows:
         start = time.perf_counter()
         table.create_index(

@@ -28,9 +28,12 @@ import msgspec
 import numpy as np
 from lancedb.expr import col, lit
 from lancedb.query import MatchQuery
+from msgspec import UNSET
 
-from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult
+from assist.contracts import Chunk, Confidence, Degraded, RetrievalResult, Scope
 from assist.embed.base import EmbedderError
+from assist.index.scope import KEYS as SCOPE_KEYS
+from assist.index.scope import contains, row_scope, scoped
 from assist.index.store import FTS_COLUMN
 from assist.lazy import once
 from assist.logs import get_logger
@@ -116,23 +119,28 @@ class Retriever:
         self._centroid_lock = threading.Lock()
         # the verdict's threshold computed for this index version when it was built (ADR 0096)
         self._calibration = once(calibration) if calibration else None
+        # a passage's scope columns, read with it when the index has them (one built before scopes has not)
+        self._columns = [*st.COLUMNS, *(k for k in SCOPE_KEYS if k in table.schema.names)]
 
     @property
     def table(self) -> Any:
         """The chunk table, for lookups that are not searches (whole documents, the document list)."""
         return self._table
 
-    def fetch(self, ids: list[str]) -> list[Chunk]:
+    def fetch(self, ids: list[str], scope: Scope | None = None) -> list[Chunk]:
         """Chunks by id, in the order asked (a lookup for cited sources, not a search): the ones this
-        process returned lately from memory, the others from the index."""
+        process returned lately from memory, the others from the index; within `scope` when one is asked."""
         with self._recent_lock:
             known = {i: c for i in ids if (c := self._recent.get(i)) is not None}
         if missing := [i for i in ids if i not in known]:
-            rows = self._table.search().where(col("id").isin(missing)).select(st.COLUMNS).limit(len(missing)).to_list()
+            query = self._table.search().where(col("id").isin(missing)).select(self._columns)
+            rows = query.limit(len(missing)).to_list()
             known.update((r["id"], _chunk(r, 0.0, [])) for r in rows)
             self._remember(list(known.values()))
         return [
-            msgspec.structs.replace(known[i], score=0.0, found_by=["memory"], agreement=1) for i in ids if i in known
+            msgspec.structs.replace(known[i], score=0.0, found_by=["memory"], agreement=1)
+            for i in ids
+            if i in known and contains(scope, known[i].scope or Scope())
         ]
 
     def _remember(self, chunks: list[Chunk]) -> None:
@@ -187,14 +195,16 @@ class Retriever:
         analysis: Analysis | None = None,
         translated: str | None = None,
         hide: frozenset[str] = frozenset(),
+        scope: Scope | None = None,
     ) -> RetrievalResult:
-        """The k best chunks for the query. `vector`: the query's embedding when the caller has it already.
+        """The k best chunks for the query, within `scope` when one is asked (a prefilter, ADR 0121). `vector`: the
+        query's embedding when the caller has it already.
         `translated`: the query in the index's language (the `translate` stage); the full-text side searches it,
         the vector side too unless the embedder is multilingual (`SearchOptions.embed_translation`).
         `hide`: sections (`section_of`) searched as if they were not in the index (a calibration probe's own)."""
         if translated is not None:
             query, analysis = (translated if self.options.embed_translation else query), analyze(translated)
-        return self._search(query, k, vector, analysis, hide=hide)[0]
+        return self._search(query, k, vector, analysis, hide=hide, scope=scope)[0]
 
     def rank(self, query: str, k: int) -> list[str]:
         """The document ids of the k best chunks, best first, without reading their passages: what an
@@ -206,7 +216,7 @@ class Retriever:
         result, lists = self._search(query, k, None, None)
         return result, {name: [h.doc_id for h in hits] for name, hits in lists.items()}
 
-    # 61 lines: one search's steps in order; its signature takes 9 of them since `hide` joined it (ADR 0096)
+    # 63 lines: one search's steps in order; its signature takes 10 of them since `hide` and `scope` joined it
     def _search(
         self,
         query: str,
@@ -215,23 +225,25 @@ class Retriever:
         analysis: Analysis | None,
         passages: bool = True,
         hide: frozenset[str] = frozenset(),
+        scope: Scope | None = None,
     ) -> tuple[RetrievalResult, dict[str, list[st.Hit]]]:
         started = time.perf_counter()
+        table = scoped(self._table, scope)
         a = analysis or analyze(query)
         pool = max(MIN_POOL, k)
         embedding = None if vector is not None else self._pool.submit(self._embedder.embed, [query])
-        running = {s.name: self._pool.submit(s.run, self._table, pool) for s in st.lexical(a)}
+        running = {s.name: self._pool.submit(s.run, table, pool) for s in st.lexical(a)}
         named = [] if hide else self._named(a)  # a named document's opening chunk could be the hidden section
         vector, degraded = self._query_vector(vector, embedding, started)
         if vector is not None:
-            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, self._table, pool)
+            running[st.VECTOR] = self._pool.submit(st.Strategy(st.VECTOR, vector=vector).run, table, pool)
         lists = {name: _shown(f.result(), hide) for name, f in running.items()}
-        fused, note = self._fuse(lists, named, self.options.similarity_floor), ""
+        fused, note = self._fuse(lists, named, self.options.similarity_floor, table), ""
         confidence: Confidence | None = None
         if fused:
             confidence = Confidence.VERY_HIGH if IDENTIFIER in fused[0].ranks else None
         else:
-            fused, confidence, note = self._fallback(a, lists, pool, hide)
+            fused, confidence, note = self._fallback(a, lists, pool, hide, table)
         chunks = self._passages(fused, lists, k) if passages else _unread(fused[:k], lists)
         if chunks and confidence is None:
             confidence = _agreement_confidence(chunks[0], len(lists), degraded)
@@ -270,7 +282,7 @@ class Retriever:
         return result, lists
 
     def _fallback(
-        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int, hide: frozenset[str]
+        self, a: Analysis, lists: dict[str, list[st.Hit]], pool: int, hide: frozenset[str], table: Any
     ) -> tuple[list[Fused], Confidence | None, str]:
         """Nothing passed the fusion: the fallback phases, each looser than the last, until one finds something
         (its hits join `lists`); the confidence and the note say which phase did."""
@@ -279,11 +291,11 @@ class Retriever:
             (Confidence.SPECULATIVE, "partial word matching: verify relevance", st.partial(a), 0.0),
         ]
         for level, why, extra, floor in phases:
-            more = {s.name: _shown(s.run(self._table, pool), hide) for s in extra}
+            more = {s.name: _shown(s.run(table, pool), hide) for s in extra}
             lists.update(more)
             if st.VECTOR in lists:
                 more[st.VECTOR] = lists[st.VECTOR]
-            if fused := self._fuse(more, [], floor):
+            if fused := self._fuse(more, [], floor, table):
                 return fused, level, why
         return [], None, ""
 
@@ -321,7 +333,7 @@ class Retriever:
             log.warning("retrieve.embedder_failed", error=str(exc)[:200])
             return None, [Degraded.EMBEDDER_UNAVAILABLE]
 
-    def _fuse(self, lists: dict[str, list[st.Hit]], named: list[str], floor: float) -> list[Fused]:
+    def _fuse(self, lists: dict[str, list[st.Hit]], named: list[str], floor: float, table: Any) -> list[Fused]:
         """Candidates best first: the named documents' best chunks, then the convex fusion of the lists,
         hub documents damped."""
         similarity = {h.id: h.score for h in lists.get(st.VECTOR, [])}
@@ -343,7 +355,7 @@ class Retriever:
         for rank, doc in enumerate(named, 1):
             best = next((f for f in fused if doc_of[f.id] == doc), None)
             if best is None:  # named but found by no strategy: its opening chunk
-                hit = self._opening(doc)
+                hit = _opening(table, doc)  # none outside a scoped question's scope
                 if hit is None:
                     continue
                 lists.setdefault(IDENTIFIER, []).append(hit)
@@ -353,18 +365,6 @@ class Retriever:
             first.append(best)
         return first + [f for f in fused if f not in first]
 
-    def _opening(self, doc_id: str) -> st.Hit | None:
-        rows = (
-            self._table.search()
-            .where((col("doc_id") == lit(doc_id)) & (col("ordinal") == lit(0)))
-            .select(st.HIT_COLUMNS)
-            .with_row_id(True)
-            .limit(1)
-            .to_arrow()
-            .to_pylist()
-        )
-        return st.Hit(rows[0]["id"], rows[0]["doc_id"], rows[0]["_rowid"], 0.0) if rows else None
-
     def _passages(self, fused: list[Fused], lists: dict[str, list[st.Hit]], k: int) -> list[Chunk]:
         """The passages of the k best (MMR: of the k most relevant and diverse among the pool), read by row id."""
         if not fused:
@@ -372,13 +372,26 @@ class Retriever:
         row_of = {h.id: h.row for hits in lists.values() for h in hits}
         mmr_on = self.options.mmr_lambda < 1.0
         picked = fused[: max(MIN_POOL, 2 * k)] if mmr_on else fused[:k]
-        columns = [*st.COLUMNS, "vector"] if mmr_on else st.COLUMNS
+        columns = [*self._columns, "vector"] if mmr_on else self._columns
         rows = {r["id"]: r for r in self._table.take_row_ids([row_of[f.id] for f in picked]).select(columns).to_list()}
         picked = [f for f in picked if f.id in rows]  # a row deleted since the query: not returned
         if mmr_on:
             vectors = np.asarray([rows[f.id]["vector"] for f in picked], dtype=np.float32)
             picked = [picked[i] for i in mmr([f.score for f in picked], vectors, k, self.options.mmr_lambda)]
         return [_chunk(rows[f.id], f.score, f.found_by) for f in picked[:k]]
+
+
+def _opening(table: Any, doc_id: str) -> st.Hit | None:
+    rows = (
+        table.search()
+        .where((col("doc_id") == lit(doc_id)) & (col("ordinal") == lit(0)))
+        .select(st.HIT_COLUMNS)
+        .with_row_id(True)
+        .limit(1)
+        .to_arrow()
+        .to_pylist()
+    )
+    return st.Hit(rows[0]["id"], rows[0]["doc_id"], rows[0]["_rowid"], 0.0) if rows else None
 
 
 def section_of(chunk_id: str) -> str:
@@ -429,4 +442,5 @@ def _chunk(row: dict[str, Any], score: float, found_by: list[str]) -> Chunk:
         found_by=list(found_by),
         agreement=len(found_by),
         url=row.get("url") or "",
+        scope=scope if (scope := row_scope(row)) else UNSET,
     )

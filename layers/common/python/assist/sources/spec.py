@@ -11,6 +11,7 @@ import yaml
 
 from assist.contracts import SourceKind
 from assist.errors import AssistError
+from assist.index.scope import ScopeRule, rule
 
 if TYPE_CHECKING:
     from assist.index.chunking import DocChunk
@@ -33,6 +34,18 @@ class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True)
     base_url: str = ""
     prefix: str = ""  # put before every document id, to keep several sources' ids apart
     ref: str = ""  # repo URL: the branch or tag to clone
+    #: every kind: the product and version its pages belong to (ADR 0121), fixed here or read from each page's
+    #: address by a pattern whose first group is the value; a source without any is in every scope
+    scope: dict[str, str | int | float] = msgspec.field(default_factory=dict)
+    product_from: str = ""
+    version_from: str = ""
+
+    def scope_rule(self) -> ScopeRule:
+        patterns = {"product": self.product_from, "version": self.version_from}
+        try:
+            return rule({k: str(v) for k, v in self.scope.items()}, patterns, self.location)
+        except ValueError as exc:
+            raise SourceError(str(exc)) from None
 
     def resolved(self) -> SourceSpec:
         try:
