@@ -713,6 +713,10 @@ class TurnState(msgspec.Struct):
     uncertain_reason: UncertainReason | None = None  # the retrieve stage's verdict (ADR 0055): None when covered
     deadline: float | None = None  # epoch seconds: every stage spends from the request's one budget (assist.deadline)
     site: Site | None = None  # a widget visitor's question: its site key and page, and whether a model may answer
+    #: what the turn searches (ADR 0121): the request's scope, else the one its session was last given
+    scope: Scope | None = None
+    #: a scoped question its scope does not cover: passages of another scope that do, linked, never cited
+    elsewhere: list[Chunk] = msgspec.field(default_factory=list)
     stages: list[AnyStage] = msgspec.field(default_factory=list)
     degraded: list[Degraded] = msgspec.field(default_factory=list)
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from assist.answer.phrases import language, phrase
-from assist.contracts import AnsweredBy, Chunk, GenerateStage
+from assist.contracts import AnsweredBy, Chunk, GenerateStage, Scope
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -23,7 +23,22 @@ def fixed_answer(state: TurnState) -> str:
         if state.route is not None:
             state.route.model = ""  # no model answered, so the route names none
         r = state.retrieval
+        if state.elsewhere and state.scope:
+            return not_in_scope(state.request.message, state.scope, state.elsewhere)
         return not_covered(state.request.message, r.suggestions if r else [], links(r.chunks) if r else {})
+
+
+def not_in_scope(question: str, scope: Scope, elsewhere: Sequence[Chunk]) -> str:
+    """A scoped question another scope covers (ADR 0122): not in these docs, and where it is, as links."""
+    lang = language(question)
+    by_scope: dict[str, list[Chunk]] = {}
+    for c in elsewhere:
+        by_scope.setdefault(c.scope.label() if c.scope else "", []).append(c)
+    parts = [phrase("not_in_scope", lang, scope=scope.label())]
+    for label, chunks in by_scope.items():
+        lines = [f"- [{t}]({u})" if u else f"- {t}" for t, u in {c.topic: c.url for c in chunks}.items()]
+        parts.append(phrase("elsewhere", lang, scope=label) + "\n" + "\n".join(lines))
+    return "\n\n".join(parts)
 
 
 def near_misses(state: TurnState) -> list[Chunk]:

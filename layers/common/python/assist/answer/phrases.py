@@ -38,6 +38,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "typed_documents": "{subject} documents",
         "not_covered": "The documentation does not cover this question, so I will not guess an answer.",
         "nearest": "The nearest topics it does cover:",
+        "not_in_scope": "These docs ({scope}) do not cover this question, so I will not answer from another version.",
+        "elsewhere": "This is covered in {scope}:",
         "none": "Try other words, or ask about a topic the documentation covers.",
         "truncated": "(This answer was cut off at the model's output limit: ask for the rest, or for a shorter "
         "answer.)",
@@ -73,6 +75,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "typed_documents": "documentos de tipo {subject}",
         "not_covered": "La documentación no cubre esta pregunta, así que no voy a inventar una respuesta.",
         "nearest": "Los temas más cercanos que sí cubre:",
+        "not_in_scope": "Esta documentación ({scope}) no cubre esta pregunta, así que no responderé con otra versión.",
+        "elsewhere": "Esto se trata en {scope}:",
         "none": "Pruebe con otras palabras, o pregunte por un tema que la documentación cubra.",
         "truncated": "(Esta respuesta se cortó al llegar al límite de salida del modelo: pide el resto, o una "
         "respuesta más breve.)",

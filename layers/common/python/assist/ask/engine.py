@@ -37,6 +37,7 @@ from assist.contracts import (
     QueryType,
     RetrievalResult,
     Route,
+    Scope,
     Site,
     Transcript,
     TurnState,
@@ -48,13 +49,15 @@ from assist.llm.charge import Charge, charging
 from assist.logs import get_logger
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
+from assist.retrieve.elsewhere import look_elsewhere
 from assist.retrieve.verdict import judge_turn
-from assist.sessions.store import exchanges, intent_entries
+from assist.sessions.store import exchanges, intent_entries, remembered_scope
 from assist.trace import stage
 
 if TYPE_CHECKING:
     from assist.ask.parts import Parts
     from assist.embed.base import Embedder
+    from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
     from assist.sessions.store import Store
     from assist.settings import Settings
@@ -136,6 +139,7 @@ class Engine:
         with stage(state, contracts.HistoryStage()) as st:
             recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
+            state.scope = req.scope or remembered_scope(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
         charge = self.charge(state)
@@ -185,7 +189,7 @@ class Engine:
             query = route.retrieval_query or state.request.message
             cold = not self._index_open.is_set()
             budget = self._search_budget(state, cold)
-            search = self._submit(self._search, query, route.lexical_query)
+            search = self._submit(self._search, query, route.lexical_query, state.scope)
             try:
                 result = search.result(timeout=budget)
             except FutureTimeout:  # a slow index (S3 latency): the answer goes on without passages, and says so
@@ -196,9 +200,10 @@ class Engine:
             st.n, st.confidence, st.query_kind = len(result.chunks), result.confidence, result.query_kind
             st.strategies = result.strategies
         if route.type is QueryType.RETRIEVAL:  # "write code that lists all files" is not about the corpus
-            recognize_turn(state, self._parts.corpus, self.settings.retrieve.corpus_chars)
+            recognize_turn(state, self._corpus(state), self.settings.retrieve.corpus_chars)
             if state.corpus is None:
                 judge_turn(state, query, route.lexical_query, st, self._parts.retriever, self.settings)
+                look_elsewhere(state, query, route.lexical_query, self._parts.retriever, self.settings)
         return state
 
     def _search_budget(self, state: TurnState, cold: bool) -> float:
@@ -232,10 +237,12 @@ class Engine:
         """Run in the engine's pool with this request's log context (request id, function)."""
         return self._pool.submit(contextvars.copy_context().run, fn, *args)
 
-    def _search(self, query: str, translated: str | None = None) -> RetrievalResult:
-        """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it."""
+    def _search(self, query: str, translated: str | None = None, scope: Scope | None = None) -> RetrievalResult:
+        """`translated`: the query in the index's language (`translate` stage); the search picks which side reads it.
+        `scope`: the turn's (ADR 0121), searched inside."""
         try:
-            result = self._parts.retriever().search(query, k=self.settings.retrieve.top_k, translated=translated)
+            top_k = self.settings.retrieve.top_k
+            result = self._parts.retriever().search(query, k=top_k, translated=translated, scope=scope)
             self._index_open.set()
             return result
         except Exception as exc:  # any index failure (S3 down, corrupt data): answer without passages, say so
@@ -258,7 +265,7 @@ class Engine:
         """The passages cited earlier in the session (a cumulative source map: a lookup by id, not a search)."""
         with stage(state, contracts.MemoryStage()) as st:
             cited = list(dict.fromkeys(i for t in state.conversation for i in t.sources))[-MEMORY_SOURCES:]
-            state.memory = self._parts.retriever().fetch(cited) if cited else []
+            state.memory = self._parts.retriever().fetch(cited, state.scope) if cited else []
             st.turns, st.sources = len(state.conversation), len(state.memory)
         return state
 
@@ -275,7 +282,14 @@ class Engine:
 
     def context(self, state: TurnState) -> Context:
         """What the answer is built from (`context.py`), the cited passages recalled if no stage did."""
-        return context_for(state, self._parts.corpus, self.settings, self.recall)
+        return context_for(state, self._corpus(state), self.settings, self.recall)
+
+    def _corpus(self, state: TurnState) -> Callable[[], Corpus | None] | None:
+        """The corpus manifest as the turn's scope sees it (ADR 0121); None when the index has none."""
+        corpus = self._parts.corpus
+        if corpus is None or not state.scope:
+            return corpus
+        return lambda: c.within(state.scope) if (c := corpus()) is not None else None
 
 
 def _route(state: TurnState) -> Route:

@@ -125,5 +125,6 @@ class TurnRecorder:
                 uncertain=state.uncertain_reason,
                 site_key=state.site.key if state.site else None,
                 page=state.site.page if state.site else None,
+                scope=state.scope,
             )
             st.turn, st.written = state.turn, self._store().append_turn(record)

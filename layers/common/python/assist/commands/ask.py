@@ -14,8 +14,9 @@ from assist.ask.build import build_engine
 from assist.build.run import ensure_index
 from assist.commands import HELP
 from assist.commands.common import emit, settings
-from assist.contracts import AskRequest, DoneEvent, TokenEvent
+from assist.contracts import AskRequest, DoneEvent, InvalidRequest, TokenEvent
 from assist.embed import build_embedder
+from assist.index.scope import parse as parse_scope
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
@@ -42,6 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="caller-declared type: bypasses classification",
     )
     p.add_argument("--extra-context", help="account data for PLATFORM questions (never stored)")
+    p.add_argument(
+        "--scope",
+        metavar="product=NAME,version=V",
+        help="search only this product and/or version of the docs (a session remembers it)",
+    )
     p.add_argument("--stream", action="store_true", help="print tokens as the model produces them")
     p.add_argument("--json", action="store_true", help="print the whole answer as one JSON object")
     p.add_argument(
@@ -79,8 +85,10 @@ def _ask(args: argparse.Namespace, s: Settings, engine: Engine) -> int:
     body = {"session_id": args.session or f"cli-{uuid.uuid4().hex[:12]}", "message": args.message}
     body.update({k: v for k, v in (("query_type", args.query_type), ("extra_context", args.extra_context)) if v})
     try:
+        if args.scope:
+            body["scope"] = msgspec.to_builtins(parse_scope(args.scope))
         req = msgspec.convert(body, AskRequest)
-    except msgspec.ValidationError as exc:
+    except (msgspec.ValidationError, InvalidRequest) as exc:
         print(f"assist: {exc}", file=sys.stderr)
         return 2
     if args.stream and not args.json:

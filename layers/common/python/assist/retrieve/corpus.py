@@ -16,9 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import CorpusKind, CorpusMatch, CorpusStage, FoundBy
+from assist.contracts import CorpusKind, CorpusMatch, CorpusStage, FoundBy, Scope
 from assist.index.identifiers import mentions, prefixes
-from assist.index.manifest import line
+from assist.index.manifest import in_scope, line
+from assist.index.scope import scoped
 from assist.language import fold
 from assist.logs import get_logger
 from assist.retrieve.manifest import Manifest, load
@@ -69,6 +70,7 @@ class Corpus:
     entries: list[Entry]
     manifest: Manifest = field(default_factory=Manifest)
     subjects: dict[str, set[str]] = field(init=False)  # subject → doc ids of that type or numbered so
+    _scoped: dict[Scope, Corpus] = field(init=False, default_factory=dict)
 
     @classmethod
     def open(cls, db: Any, index_uri: str, index_table: str) -> Corpus | None:
@@ -95,6 +97,15 @@ class Corpus:
                 typed.setdefault(p, set()).add(e.id)
         for p, ids in typed.items():
             self.subjects.setdefault(p, ids)
+
+    def within(self, scope: Scope | None) -> Corpus:
+        """The corpus a question in `scope` sees (ADR 0121): its documents and the table filtered to the scope,
+        made once per scope; itself when no scope is asked."""
+        if not scope:
+            return self
+        if scope not in self._scoped:
+            self._scoped[scope] = Corpus(scoped(self.table, scope), in_scope(self.entries, scope))
+        return self._scoped[scope]
 
     def subject_of(self, question: str) -> str | None:
         """The first word naming something the corpus has: a type or identifier prefix of its own

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, IntentEntry, Layer, QueryType, UncertainReason
+from assist.contracts import Confidence, Degraded, IntentEntry, Layer, QueryType, Scope, UncertainReason
 from assist.sessions.keys import export_key
 
 
@@ -31,6 +31,7 @@ class Turn:
     uncertain: UncertainReason | None = None  # why the docs do not cover the question (ADR 0055); None: they do
     site_key: str | None = None  # a widget visitor's question: the site key it came through (docs/widget.md)
     page: str | None = None  # and the page of the site it was asked on
+    scope: Scope | None = None  # what it searched (ADR 0121): the session's next turn searches it too
 
 
 def now_iso() -> str:
@@ -56,6 +57,7 @@ class SessionItem(msgspec.Struct):
     site_key: str | None
     created_at: str
     expires_at: int
+    scope: Scope | None = None  # what the turn searched (None: everything; not written to DynamoDB)
 
 
 class HistoryEntry(msgspec.Struct):
@@ -89,6 +91,7 @@ class HistoryItem(msgspec.Struct):
     # the export index: "entries of day D after key K" is one Query, never a scan
     export_day: str
     export_key: str
+    scope: Scope | None = None  # what the turn searched: the insights break the gaps down by it
 
 
 def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) -> tuple[SessionItem, HistoryItem]:
@@ -99,13 +102,13 @@ def turn_items(turn: Turn, at: datetime | None = None, ttl_s: int = 30 * 86400) 
     entry, confidence = turn.entry, round(turn.entry.confidence, 4)
     session_item = SessionItem(
         turn.session_id, turn.number, turn.request_id, turn.owner, turn.message, turn.answer, entry.type,
-        entry.layer, confidence, turn.sources, turn.degraded, turn.site_key, now, expires,
+        entry.layer, confidence, turn.sources, turn.degraded, turn.site_key, now, expires, turn.scope,
     )  # fmt: skip
     history_item = HistoryItem(
         turn.session_id, turn.number, turn.request_id, turn.owner, entry.type, entry.topic, entry.layer,
         confidence, now, expires, [HistoryEntry(h.type, h.topic) for h in turn.history], turn.message,
         turn.retrieval_confidence, turn.uncertain, turn.degraded, turn.site_key, turn.page,
-        now[:10], export_key(now, turn.session_id, turn.number),
+        now[:10], export_key(now, turn.session_id, turn.number), turn.scope,
     )  # fmt: skip
     return session_item, history_item
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, TranscriptIntent
+from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, Scope, TranscriptIntent
 from assist.errors import AssistError
 from assist.logs import get_logger
 from assist.sessions.items import ExportMark, Turn
@@ -77,6 +77,12 @@ class TurnRecord(msgspec.Struct):
     degraded: list[Degraded] = msgspec.field(default_factory=list)
     created_at: str = ""
     feedback: Feedback | None = None
+    scope: Scope | None = None
+
+
+def remembered_scope(turns: list[TurnRecord]) -> Scope | None:
+    """The scope the session's latest scoped turn searched (ADR 0121): a follow-up sent without one keeps it."""
+    return next((t.scope for t in reversed(turns) if t.scope), None)
 
 
 def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
