@@ -691,6 +691,8 @@ class Site(msgspec.Struct, omit_defaults=True):
     key: str
     page: str | None = None
     models: bool = True
+    #: the scope the turn searches: the key's fixed scope, narrowed by the visitor's own (ADR 0121)
+    scope: Scope | None = None
 
 
 class TurnState(msgspec.Struct):

@@ -20,9 +20,12 @@ from pydantic import Field
 
 from assist.api.answers import cited, engine_fields
 from assist.api.identity import OWNER_SCOPE_KEY
-from assist.contracts import Answer, AskRequest
+from assist.contracts import Answer, AskRequest, InvalidRequest, Scope
 from assist.errors import AssistError, problem
 from assist.index import lance
+from assist.index.manifest import in_scope
+from assist.index.scope import parse as parse_scope
+from assist.index.scope import scoped
 from assist.retrieve.documents import list_documents as listing
 from assist.retrieve.documents import whole_document
 
@@ -58,6 +61,10 @@ LIST_DOCUMENTS = (
     "find a doc_id "
     "by name; use search_docs to find documents by what they say."
 )
+#: every tool's optional scope (ADR 0121)
+ScopeArg = Annotated[
+    str | None, Field(description="product=NAME,version=V (either or both): only that part of the documentation")
+]
 ASK = (
     "Ask the documentation assistant and get a finished answer in prose, with its sources cited as [1], [2] "
     "and listed, plus the route it took (type, which layer decided, confidence) and anything degraded. Use it "
@@ -67,7 +74,7 @@ ASK = (
 )
 
 
-# 87 lines: the MCP tools are closures over the engine, registered on one server whose SDK reads their signatures
+# 98 lines: the MCP tools are closures over the engine, registered on one server whose SDK reads their signatures
 def build_server(
     engine: Engine, run_ask: Callable[[AskRequest, str], Answer] | None = None, owner: str = "anonymous"
 ) -> MCPServer:
@@ -81,9 +88,11 @@ def build_server(
     def search_docs(
         query: Annotated[str, Field(min_length=1, description="what to look for, in words or an identifier")],
         k: Annotated[int, Field(ge=1, le=MAX_K, description="how many passages")] = 5,
+        scope: ScopeArg = None,
     ) -> dict[str, Any]:
         _check_text("query", query, settings.api.max_message_chars)
-        result = _index_call(lambda: engine.retriever().search(query, k=k))
+        within = _scope(scope)
+        result = _index_call(lambda: engine.retriever().search(query, k=k, scope=within))
         out = {
             "confidence": result.confidence,
             "query_kind": result.query_kind,
@@ -107,14 +116,16 @@ def build_server(
         doc_id: Annotated[
             str, Field(min_length=1, description="a doc_id (e.g. from search_docs) or an identifier such as ADR-12")
         ],
+        scope: ScopeArg = None,
     ) -> dict[str, Any]:
         retriever = engine.retriever()
-        table = retriever.table
+        table = scoped(retriever.table, _scope(scope))
         # an identifier names the document the ranking puts first for it (the one Manifest, ADR 0062)
         doc_id = _index_call(lambda: retriever.catalog().document(doc_id)) or doc_id
         chunks = _index_call(lambda: whole_document(table, doc_id, DOCUMENT_BUDGET_CHARS))
         if not chunks:
-            raise ToolError(f"no document {doc_id!r} in the index: list_documents shows the doc_ids")
+            where = f"the scope {scope}" if scope else "the index"
+            raise ToolError(f"no document {doc_id!r} in {where}: list_documents shows the doc_ids")
         # count_rows takes SQL text only: the expression renders it, quoting the id
         total = _index_call(lambda: table.count_rows(lance.doc_id_is(doc_id).to_sql()))
         return {
@@ -129,8 +140,12 @@ def build_server(
         filter: Annotated[
             str | None, Field(description="keep documents whose doc_id, title or type contains this")
         ] = None,
+        scope: ScopeArg = None,
     ) -> dict[str, Any]:
-        docs = _index_call(lambda: listing(engine.retriever().table, filter or "", engine.manifest()))
+        within = _scope(scope)
+        entries = engine.manifest()
+        entries = in_scope(entries, within) if entries is not None else None
+        docs = _index_call(lambda: listing(scoped(engine.retriever().table, within), filter or "", entries))
         return {"count": len(docs), "documents": docs}
 
     @server.tool(description=ASK)
@@ -140,10 +155,13 @@ def build_server(
         session_id: Annotated[
             str | None, Field(description="continue this conversation (from a previous answer); omit to start one")
         ] = None,
+        scope: ScopeArg = None,
     ) -> dict[str, Any]:
         session = session_id or f"mcp-{uuid.uuid4().hex}"
+        within = _scope(scope)
         try:
-            req = msgspec.convert({"session_id": session, "message": message}, AskRequest)
+            body = {"session_id": session, "message": message, "scope": msgspec.to_builtins(within)}
+            req = msgspec.convert(body, AskRequest)
             answer = answer_with(req, _owner(ctx, owner))
         except msgspec.ValidationError as exc:
             raise ToolError(f"session_id must be 1-128 of letters, digits and _ . : - ({exc})") from exc
@@ -152,6 +170,13 @@ def build_server(
         return {"answer": answer.answer + cited(answer.sources), **engine_fields(answer, session, trace=False)}
 
     return server
+
+
+def _scope(text: str | None) -> Scope | None:
+    try:
+        return parse_scope(text) if text else None
+    except InvalidRequest as exc:
+        raise ToolError(str(exc)) from exc
 
 
 def _owner(ctx: Context, default: str) -> str:

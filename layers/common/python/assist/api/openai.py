@@ -35,6 +35,7 @@ from assist.api.answers import cited, engine_fields, usage
 from assist.api.identity import caller
 from assist.contracts import Answer, AnswerEvent, AskRequest, DoneEvent, InvalidRequest, QueryType, TokenEvent, on_wire
 from assist.errors import AssistError, problem
+from assist.index.scope import KEYS as SCOPE_KEYS
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class ChatRequest(msgspec.Struct):
     functions: list[Any] | None = None
     logprobs: bool | None = None
     response_format: dict[str, Any] | None = None
+    #: OpenAI's string pairs; `product` and `version` among them scope the question (ADR 0121), others are ignored
+    metadata: dict[str, str] | None = None
     # the engine's own fields (openai clients send them through `extra_body`)
     query_type: QueryType | None = None
     extra_context: str | None = None
@@ -152,11 +155,12 @@ def to_ask(chat: ChatRequest, header_session: str | None, owner: str) -> AskRequ
         "user_info": chat.user_info,
         "editor_content": chat.editor_content,
         "force_answer": chat.force_answer,
+        "scope": {k: v for k, v in (chat.metadata or {}).items() if k in SCOPE_KEYS} or None,
     }
     try:
         return msgspec.convert({k: v for k, v in body.items() if v is not None}, AskRequest)
     except msgspec.ValidationError as exc:
-        where = "user" if "session_id" in str(exc) else "messages"
+        where = "user" if "session_id" in str(exc) else "metadata" if "scope" in str(exc) else "messages"
         raise OpenAIError(400, _session_message(exc) if where == "user" else str(exc), where) from exc
 
 

@@ -36,6 +36,7 @@ from litestar.middleware import ASGIMiddleware
 from assist.api.admin import require_admin
 from assist.api.identity import VISITOR_SCOPE_KEY, caller
 from assist.contracts import AnswerEvent, Event, InvalidRequest, Site
+from assist.index.scope import narrowed
 from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.widget import keys
@@ -169,12 +170,16 @@ class Widget:
             raise InvalidRequest(f"a visitor sends a message only; {', '.join(sent)} come from the platform")
         page = _page(request.headers.get("x-assist-page"), visitor.origin)
 
-        def check() -> None:
+        def check() -> SiteKey:
             site = self.gate.allowed(self.gate.active(visitor.key), visitor.key, visitor.origin)
+            scope = narrowed(site.scope, data.scope)
+            if site.scope and scope is None:  # before the question is counted: a refused one costs nothing
+                raise WidgetRefused(f"this site key searches {site.scope.label()} only, not {data.scope.label()}")
             self.gate.admit_question(site, visitor.id)
+            return site
 
-        await anyio.to_thread.run_sync(check)
-        return Site(key=visitor.key, page=page)
+        site = await anyio.to_thread.run_sync(check)
+        return Site(key=visitor.key, page=page, scope=narrowed(site.scope, data.scope))
 
     # -- routes -------------------------------------------------------------------------
     def routes(self) -> list[Any]:

@@ -139,7 +139,8 @@ class Engine:
         with stage(state, contracts.HistoryStage()) as st:
             recent = store.recent(req.session_id, state.owner)  # one read: history, memory, owner
             state.history = intent_entries(recent)
-            state.scope = req.scope or remembered_scope(recent)
+            # a widget visitor's is its site key's (ADR 0121); a turn sent without one keeps its session's
+            state.scope = (state.site.scope if state.site else req.scope) or remembered_scope(recent)
             st.entries = len(state.history)
         turn = self._submit(store.begin_turn, req.session_id, state.owner) if take_turn else None
         charge = self.charge(state)

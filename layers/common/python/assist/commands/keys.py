@@ -16,6 +16,7 @@ import msgspec
 from assist.commands import HELP
 from assist.commands.common import emit, settings
 from assist.errors import AssistError
+from assist.index.scope import parse as parse_scope
 from assist.settings import VisitorLimits
 from assist.widget import keys
 from assist.widget.store.backends import open_widget_store
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="scheme://host[:port] of a site that may embed the widget (repeat for several)",
     )
     c.add_argument("--name", default="", help="a name for people (the site, the team)")
+    c.add_argument("--scope", metavar="product=NAME,version=V", help="its visitors search only this part of the docs")
     for name, kind in LIMITS.items():
         c.add_argument(
             "--" + name.replace("_", "-"),
@@ -60,7 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_create(args: argparse.Namespace) -> int:
     limits = {name: value for name in LIMITS if (value := getattr(args, name)) is not None}
-    body = {"origins": args.origin, "name": args.name, "limits": limits}
+    body: dict[str, Any] = {"origins": args.origin, "name": args.name, "limits": limits}
+    if args.scope:
+        body["scope"] = msgspec.to_builtins(parse_scope(args.scope))
     s = settings()
     key = _call(s, "POST", "/v1/admin/keys", body, lambda store: _create(s, store, body))
     _show(key, args.json, "created")

@@ -69,6 +69,16 @@ def parse(text: str) -> Scope:
     return checked({k.strip(): v.strip() for k, v in pairs}, "--scope")
 
 
+def narrowed(fixed: Scope | None, asked: Scope | None) -> Scope | None:
+    """The scope a question searches when a site key fixes `fixed` and the visitor asks `asked`: the key's values,
+    with the visitor's where the key leaves a dimension open. None when a value the visitor asks is not the key's."""
+    if not fixed:
+        return asked
+    if asked and any((want := getattr(asked, k)) and getattr(fixed, k) not in ("", want) for k in KEYS):
+        return None
+    return Scope(**{k: getattr(fixed, k) or (getattr(asked, k) if asked else "") for k in KEYS})
+
+
 def row_scope(row: dict[str, Any]) -> Scope:
     return Scope(**{k: row.get(k) or "" for k in KEYS})
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from assist.contracts import InvalidRequest
+from assist.contracts import InvalidRequest, Scope
 from assist.errors import AssistError
 from assist.widget.gate import effective_limits
 from assist.widget.origins import normalize
@@ -37,6 +37,7 @@ class NewKey(msgspec.Struct, forbid_unknown_fields=True):
     origins: list[str]
     name: str = ""
     limits: Limits = msgspec.field(default_factory=Limits)
+    scope: Scope | None = None  # fixed: its visitors search only there (ADR 0121)
 
 
 def create(store: WidgetStore, request: NewKey) -> SiteKey:
@@ -54,6 +55,7 @@ def create(store: WidgetStore, request: NewKey) -> SiteKey:
         created_at=_now(),
         name=request.name,
         limits=request.limits,
+        scope=request.scope or None,
     )
     store.put_key(key)
     return key

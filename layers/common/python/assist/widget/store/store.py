@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from assist.contracts import Scope
 from assist.settings import VisitorLimits
 from assist.tables.base import Backend
 
@@ -52,6 +53,8 @@ class SiteKey(msgspec.Struct, omit_defaults=True):
     name: str = ""
     limits: Limits = msgspec.field(default_factory=Limits)
     revoked_at: str | None = None
+    #: what its visitors may search (ADR 0121): a question asking another scope is refused; None: everything
+    scope: Scope | None = None
 
     @property
     def active(self) -> bool:
