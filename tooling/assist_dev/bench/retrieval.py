@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from assist.aws.clients import client
+from assist.contracts import Scope
 from assist.embed import build_embedder
 from assist.index import pointer
+from assist.index.scope import ScopedTable
 from assist.index.store import FTS_COLUMN, ChunkRow, connect, refresh_indexes, schema
 from assist.retrieve.analysis import words
 from assist.retrieve.handle import IndexHandle
@@ -38,6 +40,9 @@ DIM = 384
 TOPICS = 256
 WORDS_PER_CHUNK = 110
 STRATEGIES = ("fts", "vector", "rrf", "adaptive")
+#: the same searches inside one scope (ADR 0121): a prefilter on the scope columns
+SCOPED = ("fts_scoped", "vector_scoped", "adaptive_scoped")
+ASKED = Scope(product="s0")  # the scope the scoped searches ask for
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,12 @@ def vocabulary(docs: Path) -> list[str]:
     return found or [f"term{i}" for i in range(2000)]
 
 
-def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]], list[Query]]:
+def corpus(
+    n: int, vocab: list[str], seed: int = 7, scope_fraction: float = 0.0
+) -> tuple[list[dict[str, Any]], list[Query]]:
+    """`scope_fraction` f: the rows in scopes `s0`, `s1`, … of that share each (`s0`, the one asked, holds f of
+    them); 0: no row has a scope."""
+    scopes = round(1 / scope_fraction) if scope_fraction else 0
     rng = np.random.default_rng(seed)
     centroids = _unit(rng.normal(size=(TOPICS, DIM)).astype(np.float32))
     # each topic prefers its own slice of the vocabulary; ranks follow a Zipf-like law
@@ -84,6 +94,7 @@ def corpus(n: int, vocab: list[str], seed: int = 7) -> tuple[list[dict[str, Any]
             url="",
             content=text,
             vector=vectors[i],
+            product=f"s{i % scopes}" if scopes else "",
         )
         rows.append(chunk.row())
     queries = []
@@ -109,7 +120,7 @@ def build(settings: Settings, rows: list[dict[str, Any]]) -> tuple[Any, float]:
     return table, time.perf_counter() - start
 
 
-def runners(table: Any, options: SearchOptions, k: int) -> dict[str, Callable[[Query], Any]]:
+def runners(table: Any, options: SearchOptions, k: int, scoped: bool = False) -> dict[str, Callable[[Query], Any]]:
     # deferred, ADR 0071: lancedb 3.1 s
     from lancedb.query import MatchQuery
 
@@ -118,7 +129,7 @@ def runners(table: Any, options: SearchOptions, k: int) -> dict[str, Callable[[Q
     def text(q: Query) -> str:
         return " ".join(words(q.text))
 
-    return {
+    plain = {
         "fts": lambda q: table.search(MatchQuery(text(q), FTS_COLUMN), query_type="fts").limit(k).to_list(),
         "vector": lambda q: table.search(q.vector).limit(k).to_list(),
         "rrf": lambda q: (
@@ -126,10 +137,20 @@ def runners(table: Any, options: SearchOptions, k: int) -> dict[str, Callable[[Q
         ),
         "adaptive": lambda q: retriever.search(q.text, k=k, vector=q.vector),
     }
+    if not scoped:
+        return plain
+    inside = ScopedTable(table, ASKED)
+    return plain | {
+        "fts_scoped": lambda q: inside.search(MatchQuery(text(q), FTS_COLUMN), query_type="fts").limit(k).to_list(),
+        "vector_scoped": lambda q: inside.search(q.vector).limit(k).to_list(),
+        "adaptive_scoped": lambda q: retriever.search(q.text, k=k, vector=q.vector, scope=ASKED),
+    }
 
 
-def timings(table: Any, queries: list[Query], options: SearchOptions, k: int = 10) -> dict[str, dict[str, float]]:
-    runs = runners(table, options, k)
+def timings(
+    table: Any, queries: list[Query], options: SearchOptions, k: int = 10, scoped: bool = False
+) -> dict[str, dict[str, Any]]:
+    runs = runners(table, options, k, scoped)
     for run in runs.values():
         for q in queries[:5]:  # warm: open files, load index pages
             run(q)
@@ -142,6 +163,9 @@ def timings(table: Any, queries: list[Query], options: SearchOptions, k: int = 1
             times[name].append((time.perf_counter() - start) * 1000)
     out = {name: {"p50_ms": percentile(t, 50), "p95_ms": percentile(t, 95)} for name, t in times.items()}
     out["adaptive"]["ratio_to_rrf"] = round(out["adaptive"]["p50_ms"] / max(out["rrf"]["p50_ms"], 1e-9), 2)
+    for name in SCOPED if scoped else ():  # in the same run, interleaved: the ratio the machine's load cannot skew
+        plain = out[name.removesuffix("_scoped")]["p50_ms"]
+        out[name]["ratio_to_unscoped"] = round(out[name]["p50_ms"] / max(plain, 1e-9), 2)
     return out
 
 
@@ -157,7 +181,14 @@ def query_embedding(settings: Settings, queries: list[Query]) -> dict[str, float
     return {"p50_ms": percentile(times, 50), "p95_ms": percentile(times, 95)}
 
 
-def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -> dict[str, Any]:
+def run(
+    settings: Settings,
+    n: int,
+    docs: Path,
+    s3_queries: int | None = None,
+    scope_fraction: float = 0.0,
+    local_only: bool = False,
+) -> dict[str, Any]:
     """Local: build and search. S3: the same index, published to the emulated S3 as a version, and searched
     the way the retrieve function reads it: from a local copy of the published version (`s3`: the fetch, the
     first question after the publish, then steady state), and directly on S3 (`s3_direct`, INDEX_READ=s3).
@@ -166,13 +197,15 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
     building IVF_PQ through moto re-reads whole objects on every range request (hours at 100k
     rows), which says nothing about S3. Its `build_s` is the local build plus the upload. For the
     same reason direct S3 searches are slow at any size here; fewer of them are timed on a large index.
+    `scope_fraction`: rows in scopes of that share each, and the searches timed inside one of them too (local);
+    `local_only`: no S3 figures (a large index's build and upload through moto take long on a small machine).
     """
     s3_queries = (50 if n <= 20_000 else 10) if s3_queries is None else s3_queries
 
     progress(f"generating {n:,} chunks")
-    rows, queries = corpus(n, vocabulary(docs))
+    rows, queries = corpus(n, vocabulary(docs), scope_fraction=scope_fraction)
     options = SearchOptions.from_settings(settings)
-    result: dict[str, Any] = {"rows": n}
+    result: dict[str, Any] = {"rows": n, "scope_fraction": scope_fraction}
     moto = MotoServer().start()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
@@ -183,8 +216,10 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
             result["local"] = {
                 "build_s": round(build_s, 2),
                 "first_search_ms": first_search(local.index.uri, "bench", queries[0], options),
-                **timings(table, queries, options),
+                **timings(table, queries, options, scoped=scope_fraction > 0),
             }
+            if local_only:
+                return _finish(result, settings, queries, n)
             s3_settings = local_settings(settings, moto.url, "s3://assist-data/bench-index").with_(
                 index={"table": "bench", "copy_dir": str(Path(tmp) / "copies")}
             )
@@ -211,12 +246,21 @@ def run(settings: Settings, n: int, docs: Path, s3_queries: int | None = None) -
             result["s3_direct"] = {"read": "s3", **timings(direct.open_table("bench"), queries[:s3_queries], options)}
     finally:
         moto.stop()
-    result["query_embedding"] = query_embedding(settings, queries)
-    result["vector_index"] = "IVF_PQ" if n >= settings.index.vector_index_rows else "none (exhaustive)"
-    result["budget"] = {"adaptive_p50_ms": 30.0, "adaptive_ratio_to_rrf": 1.2, "s3_adaptive_ratio_to_local": 3.0}
     result["s3"]["adaptive"]["ratio_to_local"] = round(
         result["s3"]["adaptive"]["p50_ms"] / max(result["local"]["adaptive"]["p50_ms"], 1e-9), 2
     )
+    return _finish(result, settings, queries, n)
+
+
+def _finish(result: dict[str, Any], settings: Settings, queries: list[Query], n: int) -> dict[str, Any]:
+    result["query_embedding"] = query_embedding(settings, queries)
+    result["vector_index"] = "IVF_PQ" if n >= settings.index.vector_index_rows else "none (exhaustive)"
+    result["budget"] = {
+        "adaptive_p50_ms": 30.0,
+        "adaptive_ratio_to_rrf": 1.2,
+        "s3_adaptive_ratio_to_local": 3.0,
+        "scoped_ratio_to_unscoped": 1.0,
+    }
     return result
 
 

@@ -44,6 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--s3-direct-queries", type=int, help="searches per strategy on S3 directly (50; 10 over 20k rows; 0: none)"
     )
+    p.add_argument(
+        "--scope-fraction",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="rows in scopes of share F each (0.1: ten); also time the searches inside one of them (ADR 0121)",
+    )
+    p.add_argument("--local-only", action="store_true", help="no S3 figures: the local index only")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_retrieval)
 
@@ -273,14 +281,23 @@ def run_retrieval(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist_dev.bench.retrieval import run
 
-    result = run(settings(logs={"level": "WARNING"}), args.rows, Path(args.docs), args.s3_direct_queries)
+    if not 0 <= args.scope_fraction <= 1:
+        raise SystemExit("assist bench retrieval: --scope-fraction is a share, 0 to 1")
+    result = run(
+        settings(logs={"level": "WARNING"}),
+        args.rows,
+        Path(args.docs),
+        args.s3_direct_queries,
+        args.scope_fraction,
+        args.local_only,
+    )
     return _show(result, args, retrieval_table)
 
 
 def retrieval_table(result: dict[str, Any]) -> Table:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
     from assist_dev.bench.figures import Table, ratio
-    from assist_dev.bench.retrieval import STRATEGIES
+    from assist_dev.bench.retrieval import SCOPED, STRATEGIES
 
     places = {"local": "local", "s3": "s3 copy", "s3_direct": "s3 direct"}
     rows = [
@@ -288,24 +305,40 @@ def retrieval_table(result: dict[str, Any]) -> Table:
         for where, label in places.items()
         if where in result
         for r in [result[where]]
-        for name in STRATEGIES
+        for name in (*STRATEGIES, *SCOPED)
+        if name in r
     ]
-    budget, local, s3 = result["budget"], result["local"], result["s3"]
-    emb, fetch = result["query_embedding"], s3["fetch"]
-    notes = [
-        f"{result['rows']:,} chunks; vector index: {result['vector_index']}; build: local {local['build_s']} s, "
-        f"s3 {s3['build_s']} s (of which upload {s3['upload_s']} s)",
-        f"s3 copy (what the retrieve function reads): {fetch.get('mb')} MB fetched in {fetch.get('s')} s "
-        f"({fetch.get('s_per_mb')} s/MB); first question after the publish {s3['first_question_ms']} ms (the copy "
-        f"{s3['pointer_and_copy_ms']} ms, then the table opened and searched {s3['first_search_ms']} ms; "
-        f"a local table's first search {local['first_search_ms']} ms); "
-        f"adaptive p50 ×{s3['adaptive']['ratio_to_local']} local (at most ×{budget['s3_adaptive_ratio_to_local']})",
+    budget, local, emb = result["budget"], result["local"], result["query_embedding"]
+    notes = [f"{result['rows']:,} chunks; vector index: {result['vector_index']}; build: local {local['build_s']} s"]
+    if "adaptive_scoped" in local:
+        notes.append(
+            f"scoped ({result['scope_fraction']:.0%} of the rows in the scope asked): adaptive p50 "
+            f"×{local['adaptive_scoped']['ratio_to_unscoped']} unscoped, "
+            f"fts ×{local['fts_scoped']['ratio_to_unscoped']}, "
+            f"vector ×{local['vector_scoped']['ratio_to_unscoped']} (at most ×{budget['scoped_ratio_to_unscoped']})"
+        )
+    if "s3" in result:
+        notes += _s3_notes(result)
+    notes += [
         f"query embedding, not included above: p50 {emb['p50_ms']} ms, p95 {emb['p95_ms']} ms",
         f"budgets: local adaptive p50 {budget['adaptive_p50_ms']} ms "
         f"(×{ratio(local['adaptive']['p50_ms'], budget['adaptive_p50_ms'])}); "
         f"adaptive / rrf at most ×{budget['adaptive_ratio_to_rrf']}",
     ]
     return Table(("search", "p50 ms", "p95 ms", "× rrf p50"), rows, notes)
+
+
+def _s3_notes(result: dict[str, Any]) -> list[str]:
+    budget, local, s3 = result["budget"], result["local"], result["s3"]
+    fetch = s3["fetch"]
+    return [
+        f"s3 build {s3['build_s']} s (of which upload {s3['upload_s']} s)",
+        f"s3 copy (what the retrieve function reads): {fetch.get('mb')} MB fetched in {fetch.get('s')} s "
+        f"({fetch.get('s_per_mb')} s/MB); first question after the publish {s3['first_question_ms']} ms (the copy "
+        f"{s3['pointer_and_copy_ms']} ms, then the table opened and searched {s3['first_search_ms']} ms; "
+        f"a local table's first search {local['first_search_ms']} ms); "
+        f"adaptive p50 ×{s3['adaptive']['ratio_to_local']} local (at most ×{budget['s3_adaptive_ratio_to_local']})",
+    ]
 
 
 def run_answer(args: argparse.Namespace) -> int:
