@@ -160,8 +160,10 @@ def to_ask(chat: ChatRequest, header_session: str | None, owner: str) -> AskRequ
     try:
         return msgspec.convert({k: v for k, v in body.items() if v is not None}, AskRequest)
     except msgspec.ValidationError as exc:
-        where = "user" if "session_id" in str(exc) else "metadata" if "scope" in str(exc) else "messages"
-        raise OpenAIError(400, _session_message(exc) if where == "user" else str(exc), where) from exc
+        where = "user" if "session_id" in str(exc) else "metadata" if "$.scope" in str(exc) else "messages"
+        # the scope's fields are the caller's metadata keys: the message names them as sent
+        message = _session_message(exc) if where == "user" else str(exc).replace("$.scope", "metadata")
+        raise OpenAIError(400, message, where) from exc
 
 
 def session_for(owner: str, first_message: str) -> str:

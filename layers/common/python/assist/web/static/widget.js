@@ -37,6 +37,23 @@ const BASE = STREAM_BASE || HOME; // the stream, the history and feedback (in AW
 const LANG = script.dataset.lang || AssistRender.language(navigator.languages || [navigator.language]);
 const T = { ...AssistRender.STRINGS[LANG], ...WORDS[LANG] };
 const STORE = `assist.widget.${KEY}`;
+const SCOPE = scopeOf(script.dataset, location.href);
+
+// What the page's questions search (ADR 0121): `data-scope="product=cli,version=2"`, and for a dimension it leaves
+// open a pattern on the page's address, `data-version-from="/v(\\d+)/"` (its first group), as in the sources file.
+function scopeOf(data, address) {
+  const scope = {};
+  for (const part of (data.scope || "").split(",")) {
+    const [key, value] = part.split("=").map((s) => (s || "").trim());
+    if (key && value) scope[key] = value;
+  }
+  for (const key of ["product", "version"]) {
+    const pattern = data[`${key}From`];
+    const found = !scope[key] && pattern ? address.match(new RegExp(pattern)) : null;
+    if (found) scope[key] = (found[1] ?? found[0]).replace(/^\/+|\/+$/g, "");
+  }
+  return Object.keys(scope).length ? scope : null;
+}
 
 const kept = {
   get: () => { try { return JSON.parse(sessionStorage.getItem(STORE)) || {}; } catch { return {}; } },
@@ -158,7 +175,8 @@ async function ask(message, force = false) {
   try {
     const response = await call("POST", (state) => {
       kept.set({ ...state, asked: true }); // from now on the server has a history of this session
-      return ["/v1/ask/stream", { session_id: state.session, message, ...(force && { force_answer: true }) }];
+      const body = { session_id: state.session, message, ...(force && { force_answer: true }), ...(SCOPE && { scope: SCOPE }) };
+      return ["/v1/ask/stream", body];
     });
     if (!response.ok) throw new Error(await AssistRender.problem(response));
     await AssistRender.play(node, response, { repaint: follow });
