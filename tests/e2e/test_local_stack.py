@@ -32,14 +32,15 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def start(cwd: Path, *extra: str, docs: Path = DOCS, **overrides: str) -> tuple[subprocess.Popen, str]:
-    """`assist local up --docs docs` in `cwd`, without Ollama unless `overrides` (environment variables) name one."""
+def start(cwd: Path, *extra: str, docs: Path | None = DOCS, **overrides: str) -> tuple[subprocess.Popen, str]:
+    """`assist local up --docs docs` in `cwd` (no `--docs` for None: a `--sources` file in `extra` alone), without
+    Ollama unless `overrides` (environment variables) name one."""
     port = free_port()
     env = {**os.environ, "EMBED_MODEL_DIR": str(MODEL_DIR), "OLLAMA_HOST": "http://127.0.0.1:9", "LOG_FORMAT": "json"}
     env.update(overrides)
     env.pop("AWS_ENDPOINT_URL", None)
     proc = subprocess.Popen(
-        [str(ASSIST), "local", "up", "--port", str(port), "--docs", str(docs), *extra],
+        [str(ASSIST), "local", "up", "--port", str(port), *(("--docs", str(docs)) if docs else ()), *extra],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
