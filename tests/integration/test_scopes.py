@@ -17,11 +17,13 @@ import openai
 import pytest
 from mcp import Client
 
+from assist.aws.clients import client
 from assist.build.run import sync_sources
 from assist.index.store import connect
 from assist.settings import Settings
 from assist.sources.spec import load_file
 from assist_dev.doubles.ollama_server import OllamaTestServer
+from assist_dev.local.resources import ensure_resources
 from tests.integration.conftest import answered, ask, served
 
 pytestmark = pytest.mark.integration
@@ -51,10 +53,13 @@ def llm():
         yield srv
 
 
+def answering(built, llm) -> Settings:
+    return built[0].with_(ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT})
+
+
 @pytest.fixture(scope="module")
 def base(built, llm):
-    s = built[0].with_(ollama={"host": llm.url, "model_name": MAIN, "model_name_conversational": LIGHT})
-    with served(s) as url:
+    with served(answering(built, llm)) as url:
         yield url
 
 
@@ -223,6 +228,25 @@ def test_a_site_key_fixed_to_a_scope_refuses_another_scope(base, session_id):
     unsent = done(visit(None).text)  # the key's scope alone: every version of cli
     assert unsent["sources"]
     assert all(s["doc_id"].startswith(("cli/", "shared/")) for s in unsent["sources"])
+
+
+def test_the_insights_page_breaks_questions_and_gaps_down_by_scope(built, llm):
+    s = answering(built, llm).with_(sessions={"table": "s-scopes", "intent_history_table": "h-scopes"})
+    ensure_resources(s, client("dynamodb", s), client("s3", s))  # tables of its own: only these turns counted
+    asked = [
+        (ONLY_IN_V2, {"product": "cli", "version": "1"}),
+        ("Where is the cache location?", {"product": "cli", "version": "1"}),
+        ("Where is the cache location?", {"product": "server", "version": "2"}),
+        ("Where is the cache location?", None),
+    ]
+    with served(s) as url:
+        for i, (question, scope) in enumerate(asked):
+            answered(url, session_id=f"insights-{i}", message=question, query_type="RETRIEVAL", scope=scope)
+        r = httpx.get(url + "/insights?days=1", timeout=120)
+    assert r.status_code == 200, r.text
+    for line in ("cli/1 · 1 of 2", "server/2 · 0 of 1", "*/* · 0 of 1"):
+        assert f"<li>{line}</li>" in r.text, line
+    assert re.search(r"</b> · 1 questions · cli/1 1<ul><li>How do I add a plugin\?</li>", r.text)
 
 
 def test_a_moved_scope_rewrites_the_rows_without_embedding_again(base_settings, embedder, tmp_path):

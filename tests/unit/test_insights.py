@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assist.insights.gaps import clusters, kmeans, label
-from assist.insights.gather import Gathered
+from assist.insights.gather import Gathered, scope_of
 from assist.insights.render import DATE_W, page
 
 
@@ -83,6 +83,35 @@ def test_answers_the_docs_did_not_cover_count_as_gaps_by_reason():
     assert [e["message"] for e in g.gaps()] == ["a", "c"]  # "a" had confidence high: only the verdict says it
     assert g.summary()["uncertain"] == {"out_of_scope": 1, "no_relevant_passage": 1}
     assert "<b>2</b>answered “not in the docs”</div>" in page(g, [])
+
+
+def test_questions_and_gaps_break_down_by_the_scope_asked():
+    g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
+    base = {"created_at": "2026-04-10T10:00:00.000+00:00", "type": "RETRIEVAL", "layer": "embedding"}
+    v1, v2 = {"product": "cli", "version": "1"}, {"product": "cli", "version": "2"}
+    g.entries = [
+        {**base, "message": "plugin add", "scope": v1, "uncertain": "out_of_scope"},
+        {**base, "message": "plugin list", "scope": v1, "uncertain": "out_of_scope"},
+        {**base, "message": "config file", "scope": v1, "retrieval_confidence": "high"},
+        {**base, "message": "invoice plugin", "scope": v2, "retrieval_confidence": "high"},
+        {**base, "message": "invoice export", "scope": {"product": "cli"}, "uncertain": "out_of_scope"},
+        {**base, "message": "invoice sap", "retrieval_confidence": "none"},
+    ]
+    assert g.summary()["scopes"] == {
+        "cli/1": {"questions": 3, "gap_questions": 2},
+        "cli/2": {"questions": 1, "gap_questions": 0},
+        "cli/*": {"questions": 1, "gap_questions": 1},
+        "*/*": {"questions": 1, "gap_questions": 1},
+    }
+    gaps = clusters([e["message"] for e in g.gaps()], TopicEmbedder(), k=2, scopes=[scope_of(e) for e in g.gaps()])
+    assert {x.label: (x.size, x.scopes) for x in gaps} == {
+        "plugin · add · list": (2, {"cli/1": 2}),
+        "invoice · export · sap": (2, {"cli/*": 1, "*/*": 1}),
+    }
+    html = page(g, gaps)
+    assert "questions per scope" in html
+    assert "<li>cli/1 · 2 of 3</li>" in html
+    assert "· 2 questions · cli/1 2<ul>" in html
 
 
 def window(days: int) -> Gathered:

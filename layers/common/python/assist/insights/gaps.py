@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,6 +44,7 @@ class Gap:
     label: str
     size: int
     examples: list[str]
+    scopes: dict[str, int] = field(default_factory=dict)  # its questions per scope asked (ADR 0121), most first
 
 
 def kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
@@ -80,8 +81,11 @@ def label(members: list[str], df: Counter[str], n: int) -> str:
     return " · ".join(top) or "(no words)"
 
 
-def clusters(questions: list[str], embedder: Embedder, k: int | None = None) -> list[Gap]:
-    """Gap topics, largest first. `k` defaults to √(n/2), at most MAX_CLUSTERS."""
+def clusters(
+    questions: list[str], embedder: Embedder, k: int | None = None, scopes: list[str] | None = None
+) -> list[Gap]:
+    """Gap topics, largest first. `k` defaults to √(n/2), at most MAX_CLUSTERS. `scopes`: each question's scope,
+    counted per topic."""
     qs = [redact(q) for q in questions[:MAX_QUESTIONS]]
     if not qs:
         return []
@@ -102,5 +106,6 @@ def clusters(questions: list[str], embedder: Embedder, k: int | None = None) -> 
                 examples.append(qs[i])
             if len(examples) == EXAMPLES:
                 break
-        out.append(Gap(label=label([qs[i] for i in idx], df, len(qs)), size=len(idx), examples=examples))
+        where = dict(Counter(scopes[i] for i in idx).most_common()) if scopes else {}
+        out.append(Gap(label([qs[i] for i in idx], df, len(qs)), len(idx), examples, where))
     return sorted(out, key=lambda g: (-g.size, g.label))

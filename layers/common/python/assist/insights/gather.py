@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import Confidence, InvalidRequest, Layer
+from assist.contracts import Confidence, InvalidRequest, Layer, Scope
+from assist.index.scope import key as scope_key
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ LAYERS = ("declared", "rules", "embedding", "llm", "fallback", "default")
 NOT_SEARCHED = "not searched"
 #: retrieval too weak to call the docs' answer found: a documentation gap (a stored string equals its member)
 WEAK = frozenset(c for c in Confidence if c.weak)
+UNSCOPED = scope_key(Scope())  # a question asked without a scope: it searched the whole index
 
 
 class BadWindow(InvalidRequest):
@@ -79,6 +81,11 @@ class Gathered:
             or (e.get("feedback") or {}).get("rating") == "down"
         ]
 
+    def scopes(self) -> dict[str, dict[str, int]]:
+        """Questions and gap questions per scope asked (ADR 0121: `cli/2`, `cli/*`; `*/*` unscoped), most first."""
+        asked, gaps = Counter(map(scope_of, self.entries)), Counter(map(scope_of, self.gaps()))
+        return {k: {"questions": n, "gap_questions": gaps[k]} for k, n in asked.most_common()}
+
     def sites(self, pages: int = 10) -> dict[str, dict[str, Any]]:
         """The widget's questions per site key, most first, each with the pages its visitors asked from (the
         `pages` most frequent)."""
@@ -110,10 +117,17 @@ class Gathered:
             "gap_questions": len(self.gaps()),
             # answers that said the docs do not cover the question, by reason
             "uncertain": dict(Counter(str(e["uncertain"]) for e in self.entries if e.get("uncertain")).most_common()),
+            # what the questions searched: the documentation set, product and version they were asked in
+            "scopes": self.scopes(),
             # the widget's questions per site key, and the pages its visitors asked from (docs/widget.md)
             "sites": self.sites(),
             "read": {"queries": self.queries, "read_units": round(self.read_units, 2), "seconds": self.seconds},
         }
+
+
+def scope_of(entry: dict[str, Any]) -> str:
+    """The scope a recorded turn searched, as the build report names it."""
+    return scope_key(Scope(**(entry.get("scope") or {})))
 
 
 def gather(

@@ -10,7 +10,7 @@ from collections import Counter
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from assist.insights.gather import gather
+from assist.insights.gather import UNSCOPED, gather, scope_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,7 +63,7 @@ def build(
 
     g = gather(settings, store, days)
     questions = [e["message"] for e in g.gaps()]
-    gaps = clusters(questions, embedder()) if questions else []
+    gaps = clusters(questions, embedder(), scopes=[scope_of(e) for e in g.gaps()]) if questions else []
     return page(g, gaps, calibration), report(g, gaps) | {"calibration": calibration}
 
 
@@ -99,6 +99,8 @@ def page(g: Gathered, gaps: list[Gap], calibration: dict[str, Any] | None = None
         _hbars(Counter(s["retrieval_confidence"]), "retrieval confidence"),
         "<h2>Degraded answers, by reason</h2>",
         _hbars(Counter(s["degraded"]), "degraded reasons") if s["degraded"] else "<p>None in this window.</p>",
+        "<h2>Questions per scope</h2>",
+        _scopes(s["scopes"]),
         "<h2>The widget: questions per site key</h2>",
         _sites(s["sites"]),
         "<h2>Documentation gaps</h2>",
@@ -209,11 +211,23 @@ def _sites(sites: dict[str, dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _scopes(scopes: dict[str, dict[str, int]]) -> str:
+    """Questions per scope asked (ADR 0121) and how many of them are documentation gaps."""
+    if not scopes or list(scopes) == [UNSCOPED]:
+        return "<p>No scoped questions in this window: every question searched the whole index.</p>"
+    gaps = "".join(f"<li>{escape(k)} · {v['gap_questions']} of {v['questions']}</li>" for k, v in scopes.items())
+    return (
+        _hbars(Counter({k: v["questions"] for k, v in scopes.items()}), "questions per scope")
+        + f"<p class=note>Gap questions per scope (*/*: asked without a scope)</p><ul>{gaps}</ul>"
+    )
+
+
 def _gap(g: Gap) -> str:
     examples = "".join(f"<li>{escape(q)}</li>" for q in g.examples)
-    return f"<div class=gap><b>{escape(g.label)}</b> · {g.size} questions<ul>{examples}</ul></div>"
+    where = "" if list(g.scopes) in ([], [UNSCOPED]) else " · " + ", ".join(f"{k} {n}" for k, n in g.scopes.items())
+    return f"<div class=gap><b>{escape(g.label)}</b> · {g.size} questions{escape(where)}<ul>{examples}</ul></div>"
 
 
 def report(g: Gathered, gaps: list[Gap]) -> dict[str, Any]:
     """The page's figures as JSON (the CLI prints them beside the file it wrote)."""
-    return {**g.summary(), "gaps": [{"label": x.label, "size": x.size, "examples": x.examples} for x in gaps]}
+    return {**g.summary(), "gaps": [vars(x) for x in gaps]}
