@@ -77,13 +77,19 @@ def sync_api():
     return pytest.importorskip("playwright.sync_api", reason="playwright is not installed (the dev extra pins it)")
 
 
-@contextlib.contextmanager
-def cached_stack(cwd: Path, docs_index, ollama) -> Iterator[str]:
+def cached_stack(cwd: Path, docs_index, ollama) -> contextlib.AbstractContextManager[str]:
     """The local stack on the tests' cached index, answering through the Ollama test server; yields its URL."""
+    return answering_stack(cwd, ollama, "--index", docs_index.index.uri)
+
+
+@contextlib.contextmanager
+def answering_stack(cwd: Path, ollama, *extra: str, docs: Path | None = DOCS) -> Iterator[str]:
+    """`assist local up` (`extra` its arguments beside `--docs docs`), answering through the Ollama test server;
+    yields its URL."""
     proc, base = start_stack(
         cwd,
-        "--index",
-        docs_index.index.uri,
+        *extra,
+        docs=docs,
         OLLAMA_HOST=ollama.url,
         OLLAMA_MODEL_NAME="main-model:1b",
         OLLAMA_MODEL_NAME_CONVERSATIONAL="light-model:0.5b",

@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from tests.e2e.test_local_stack import ASSIST, start, stop
-from tests.e2e.test_web_chat import WIDE
+from tests.e2e.test_local_stack import ASSIST
+from tests.e2e.test_web_chat import WIDE, answering_stack
 from tests.e2e.test_widget import chromium, ollama, page_on, shadow, site, sync_api, watched  # noqa: F401
 from tests.integration.test_scopes import CORPUS, ONLY_IN_V2
 
@@ -25,20 +25,9 @@ ANSWER = "Each version keeps its settings in its own file [1]."
 
 @pytest.fixture(scope="module")
 def scoped_stack(tmp_path_factory, ollama):  # noqa: F811
-    proc, base = start(
-        tmp_path_factory.mktemp("scoped-stack"),
-        "--sources",
-        str(CORPUS / "sources.yaml"),
-        docs=None,
-        OLLAMA_HOST=ollama.url,
-        OLLAMA_MODEL_NAME="main-model:1b",
-        OLLAMA_MODEL_NAME_CONVERSATIONAL="light-model:0.5b",
-    )
-    try:
+    sources = str(CORPUS / "sources.yaml")
+    with answering_stack(tmp_path_factory.mktemp("scoped-stack"), ollama, "--sources", sources, docs=None) as base:
         yield base
-    finally:
-        code, _, err = stop(proc)
-        assert code == 0, err[-2000:]
 
 
 @pytest.fixture(scope="module")
