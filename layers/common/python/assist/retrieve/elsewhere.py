@@ -7,8 +7,9 @@ best passage of the whole index lies outside the scope, the whole index covers t
 nearer (`MARGIN` of cosine similarity) and hold more of the question's words (`coverage`), the turn is uncertain and
 carries the outside passages as links (`TurnState.elsewhere`), never as sources. Versions that share a heading with
 different content stay answered from the reader's version: their passages hold the question's words as well, however
-much nearer another product's wording is (on the two-product test corpus, nearness alone sent 17 of 40 answerable
-scoped questions elsewhere; with the words, 4, and every question only another version answers still goes).
+much nearer another product's wording is (on the two-product test corpus, with nearness alone 22 of 40 answerable
+scoped questions were answered from their own version's page; with the words, 36, and every question only another
+version answers still goes).
 """
 
 from __future__ import annotations

@@ -42,17 +42,16 @@ const SCOPE = scopeOf(script.dataset, location.href);
 // What the page's questions search (ADR 0121): `data-scope="product=cli,version=2"`, and for a dimension it leaves
 // open a pattern on the page's address, `data-version-from="/v(\\d+)/"` (its first group), as in the sources file.
 function scopeOf(data, address) {
-  const scope = {};
-  for (const part of (data.scope || "").split(",")) {
-    const [key, value] = part.split("=").map((s) => (s || "").trim());
-    if (key && value) scope[key] = value;
+  const out = {};
+  for (const p of (data.scope || "").split(",")) {
+    const [k, v] = p.split("=").map((s) => s.trim());
+    if (v) out[k] = v; // an unknown key is sent as written: the engine refuses it with a 400 that names it
   }
-  for (const key of ["product", "version"]) {
-    const pattern = data[`${key}From`];
-    const found = !scope[key] && pattern ? address.match(new RegExp(pattern)) : null;
-    if (found) scope[key] = (found[1] ?? found[0]).replace(/^\/+|\/+$/g, "");
+  for (const k of ["product", "version"]) {
+    const m = !out[k] && data[k + "From"] && address.match(data[k + "From"]);
+    if (m?.[1]) out[k] = m[1];
   }
-  return Object.keys(scope).length ? scope : null;
+  return Object.keys(out)[0] ? out : undefined; // undefined: JSON leaves it out of the question
 }
 
 const kept = {
@@ -175,8 +174,7 @@ async function ask(message, force = false) {
   try {
     const response = await call("POST", (state) => {
       kept.set({ ...state, asked: true }); // from now on the server has a history of this session
-      const body = { session_id: state.session, message, ...(force && { force_answer: true }), ...(SCOPE && { scope: SCOPE }) };
-      return ["/v1/ask/stream", body];
+      return ["/v1/ask/stream", { session_id: state.session, message, scope: SCOPE, ...(force && { force_answer: true }) }];
     });
     if (!response.ok) throw new Error(await AssistRender.problem(response));
     await AssistRender.play(node, response, { repaint: follow });
