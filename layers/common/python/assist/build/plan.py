@@ -21,6 +21,7 @@ from assist.index.pointer import live_uri
 from assist.index.store import IndexUnavailable, connect, doc_hashes
 from assist.logs import get_logger
 from assist.sources import validators
+from assist.sources.resolve import resolved
 from assist.sources.spec import SourceError, SourceSpec
 from assist.sources.sync import read_source
 
@@ -84,7 +85,7 @@ def read_sources(
     specs: list[SourceSpec], settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
 ) -> Sourced:
     out = Sourced(docs={})
-    for spec in specs:
+    for spec in map(resolved, specs):
         read = read_source(spec, settings, previous, indexed)
         for page in read.pages:
             if page.doc_id in out.docs:
@@ -96,9 +97,7 @@ def read_sources(
             if page.entry is not None:
                 out.entries[page.doc_id] = page.entry
         out.validators |= read.validators
-        out.sources.append(
-            {"location": spec.location, "kind": spec.resolved().kind, "documents": len(read.pages)} | read.counts
-        )
+        out.sources.append({"location": spec.location, "kind": spec.kind, "documents": len(read.pages)} | read.counts)
     return out
 
 

@@ -16,7 +16,8 @@ from assist.build.run import reuse_from, sync_sources
 from assist.build.worker import embed_shard
 from assist.contracts import InvalidRequest
 from assist.embed import build_embedder
-from assist.sources.spec import SourceError, SourceSpec, load_file, load_text
+from assist.sources.resolve import load_file, load_text
+from assist.sources.spec import SourceError, SourceSpec
 
 if TYPE_CHECKING:
     from assist.settings import Settings

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import yaml
 
-from assist.contracts import SourceKind
 from assist.errors import AssistError
 
 if TYPE_CHECKING:
@@ -27,20 +24,19 @@ class SourceError(AssistError, ValueError):
 
 
 class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    location: str  # a path or an http(s) URL
-    kind: str = ""  # a `SourceKind`; "" → guessed from the location
-    #: folder/repo: where the files are published, `{path}` (with suffix) / `{stem}` (without) or a prefix
-    base_url: str = ""
-    prefix: str = ""  # put before every document id, to keep several sources' ids apart
-    ref: str = ""  # repo URL: the branch or tag to clone
+    """What every source says, whatever its kind. A kind's own spec (`assist.sources.kinds`) adds its fields to
+    these; a field every kind shares belongs here."""
 
-    def resolved(self) -> SourceSpec:
-        try:
-            kind = SourceKind(self.kind) if self.kind else guess_kind(self.location)
-        except ValueError:
-            kinds = "|".join(SourceKind)
-            raise SourceError(f"{self.location}: unknown source kind {self.kind!r}; use one of {kinds}") from None
-        return msgspec.structs.replace(self, kind=kind)
+    location: str  # a path or an http(s) URL
+    kind: str = ""  # a registered kind's name; "" → guessed from the location
+    prefix: str = ""  # put before every document id, to keep several sources' ids apart
+
+
+class PublishedSpec(SourceSpec):
+    """A source whose documents are published elsewhere (a folder, a repository, a PDF, an OpenAPI spec)."""
+
+    #: where the documents are published: `{path}` (with suffix) / `{stem}` (without), or a prefix
+    base_url: str = ""
 
 
 @dataclass
@@ -65,48 +61,3 @@ class Read:
 
 def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
-
-
-def guess_kind(location: str) -> SourceKind:
-    low = location.lower().split("?", 1)[0].split("#", 1)[0]
-    if low.endswith((".yaml", ".yml", ".json")):
-        return SourceKind.OPENAPI
-    if low.endswith(".pdf"):
-        return SourceKind.PDF
-    if low.endswith(".git") or low.startswith("git@"):
-        return SourceKind.REPO
-    if is_url(low):
-        return SourceKind.SITE
-    return SourceKind.REPO if (Path(location) / ".git").exists() else SourceKind.FOLDER
-
-
-def load_file(path: str | Path) -> list[SourceSpec]:
-    """A sources file: `sources:` a list of locations or mappings (location, kind, base_url, prefix, ref).
-    Relative paths are read from the file's folder."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SourceError(f"sources file {path}: {exc}") from exc
-    return load_text(text, str(path), path.parent)
-
-
-def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpec]:
-    """The sources of a sources file's text; relative paths resolved against `base` when given."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SourceError(f"sources file {where}: {exc}") from exc
-    items = data.get("sources") if isinstance(data, dict) else None
-    if not isinstance(items, list) or not items:
-        raise SourceError(f"sources file {where}: expected `sources:` with a list of locations")
-    specs = []
-    for i, item in enumerate(items):
-        try:
-            spec = msgspec.convert({"location": item} if isinstance(item, str) else item, SourceSpec)
-        except msgspec.ValidationError as exc:
-            raise SourceError(f"sources file {where}, source {i + 1}: {exc}") from exc
-        if base is not None and not is_url(spec.location) and not spec.location.startswith("git@"):
-            spec = msgspec.structs.replace(spec, location=str((base / spec.location).resolve()))
-        specs.append(spec.resolved())
-    return specs
