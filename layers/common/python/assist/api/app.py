@@ -98,8 +98,9 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Answer] | No
     from assist.api.web import chat_routes
     from assist.api.widget import Widget
 
-    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
-    engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget
+    # visitor tokens, CORS for site keys' origins, limits (docs/widget.md), through the gate the engine meters
+    # visitors' model calls with
+    widget = Widget(settings, engine.gate())
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
     routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
