@@ -5,13 +5,13 @@ its spec and its `@register`; tests/integration/test_a_new_source_kind.py instal
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from assist.index import manifest
 from assist.index.chunking import doc_hash, parse_document
 from assist.settings import Settings
 from assist.sources.registry import Kind, register
 from assist.sources.spec import Page, Read, SourceError, SourceSpec
+from assist.sources.validators import Validators
 
 
 class NotesSpec(SourceSpec):
@@ -22,9 +22,7 @@ class NotesSpec(SourceSpec):
 class Notes(Kind):
     spec = NotesSpec
 
-    def read(
-        self, spec: NotesSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-    ) -> Read:
+    def read(self, spec: NotesSpec, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         path = Path(spec.location)
         if not path.is_file():
             raise SourceError(f"{path}: no such notes file")

@@ -16,6 +16,7 @@ from assist.sources.spec import SourceSpec
 if TYPE_CHECKING:
     from assist.settings import Settings
     from assist.sources.spec import Read
+    from assist.sources.validators import Validators
 
 
 class Kind:
@@ -26,7 +27,7 @@ class Kind:
     name: ClassVar[str] = ""
     spec: ClassVar[type[SourceSpec]] = SourceSpec
 
-    def read(self, spec: Any, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]) -> Read:
+    def read(self, spec: Any, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         raise NotImplementedError
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -12,6 +12,7 @@ from assist.errors import AssistError
 if TYPE_CHECKING:
     from assist.index.chunking import DocChunk
     from assist.index.manifest import Entry
+    from assist.sources.validators import Validators
 
 
 class SourceError(AssistError, ValueError):
@@ -55,8 +56,8 @@ class Read:
     """What reading one source gave: its documents, HTTP validators to keep for the next sync, counts."""
 
     pages: list[Page] = field(default_factory=list)
-    validators: dict[str, dict[str, Any]] = field(default_factory=dict)  # url → etag, last_modified, …
-    counts: dict[str, Any] = field(default_factory=dict)
+    validators: Validators = field(default_factory=dict)  # url → what was learnt fetching it
+    counts: dict[str, int | float] = field(default_factory=dict)  # what the kind counts: pages, files, seconds, …
 
 
 def is_url(location: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assist.sources.files import read_folder
 from assist.sources.registry import Kind, register
@@ -11,13 +11,12 @@ from assist.sources.spec import PublishedSpec
 if TYPE_CHECKING:
     from assist.settings import Settings
     from assist.sources.spec import Read
+    from assist.sources.validators import Validators
 
 
 @register("folder")
 class Folder(Kind):
     spec = PublishedSpec
 
-    def read(
-        self, spec: PublishedSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-    ) -> Read:
+    def read(self, spec: PublishedSpec, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         return read_folder(spec, settings)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assist.sources.fetch import Fetcher, check_text
 from assist.sources.openapi import parse_spec, read_spec
@@ -13,15 +13,14 @@ from assist.sources.spec import PublishedSpec, SourceError, is_url
 if TYPE_CHECKING:
     from assist.settings import Settings
     from assist.sources.spec import Read
+    from assist.sources.validators import Validators
 
 
 @register("openapi")
 class OpenApi(Kind):
     spec = PublishedSpec  # base_url: where the spec is rendered (Redoc fragments)
 
-    def read(
-        self, spec: PublishedSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-    ) -> Read:
+    def read(self, spec: PublishedSpec, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         where = spec.location
         if is_url(where):
             with Fetcher(where, settings) as fetcher:

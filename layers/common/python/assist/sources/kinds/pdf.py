@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from assist.index import manifest
 from assist.index.chunking import doc_hash
@@ -13,15 +13,14 @@ from assist.sources.spec import Page, PublishedSpec, Read, is_url
 
 if TYPE_CHECKING:
     from assist.settings import Settings
+    from assist.sources.validators import Validators
 
 
 @register("pdf")
 class Pdf(Kind):
     spec = PublishedSpec
 
-    def read(
-        self, spec: PublishedSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-    ) -> Read:
+    def read(self, spec: PublishedSpec, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         if not is_url(spec.location):
             return read_folder(spec, settings)  # one file, read as a folder of one
         with Fetcher(spec.location, settings) as fetcher:

@@ -7,7 +7,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -19,6 +19,7 @@ from assist.sources.spec import PublishedSpec, SourceError, is_url
 if TYPE_CHECKING:
     from assist.settings import Settings
     from assist.sources.spec import Read
+    from assist.sources.validators import Validators
 
 
 class RepoSpec(PublishedSpec):
@@ -29,9 +30,7 @@ class RepoSpec(PublishedSpec):
 class Repo(Kind):
     spec = RepoSpec
 
-    def read(
-        self, spec: RepoSpec, settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-    ) -> Read:
+    def read(self, spec: RepoSpec, settings: Settings, previous: Validators, indexed: dict[str, str]) -> Read:
         location = spec.location
         remote = is_url(location) or location.startswith("git@") or not (Path(location) / ".git").exists()
         with tempfile.TemporaryDirectory(prefix="assist-repo-") as tmp:
