@@ -90,10 +90,20 @@ def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpe
         location = fields.get("location") if isinstance(fields, dict) else None
         if not isinstance(location, str):
             raise SourceError(f"sources file {where}, source {i + 1}: expected a location, or a mapping with one")
-        if base is not None and not is_url(location) and not location.startswith("git@"):
-            fields = fields | {"location": str((base / location).resolve())}
+        if base is not None:
+            fields = fields | {"location": _absolute(location, base)}
         try:
             specs.append(resolved(fields))
         except SourceError as exc:
             raise SourceError(f"sources file {where}, source {i + 1}: {exc}") from exc
     return specs
+
+
+def anchored(spec: SourceSpec, base: Path) -> SourceSpec:
+    """`spec` with a relative path made absolute against `base` (URLs and git remotes as they are): a sources
+    file written for another process, in another folder, still names the same files."""
+    return msgspec.structs.replace(spec, location=_absolute(spec.location, base))
+
+
+def _absolute(location: str, base: Path) -> str:
+    return location if is_url(location) or location.startswith("git@") else str((base / location).resolve())
