@@ -86,14 +86,18 @@ def test_another_owners_session_is_not_found_on_every_read_and_write(store, sess
 def test_feedback_on_a_turn_replaces_the_earlier_one_for_its_owner_only(store, session_id):
     n = store.begin_turn(session_id, "me")
     store.append_turn(turn(session_id, n, "req-1"))
-    down = {"rating": "down", "type": "CODE_GENERATION", "at": "2026-11-23T10:00:00.000+00:00"}
-    up = {"rating": "up", "at": "2026-11-23T10:05:00.000+00:00", "type": None}
+    down = Feedback(rating="down", type=QueryType.CODE_GENERATION, at="2026-11-23T10:00:00.000+00:00")
+    up = Feedback(rating="up", at="2026-11-23T10:05:00.000+00:00", type=None)
     store.set_feedback(session_id, "me", n, down)
     store.set_feedback(session_id, "me", n, up)
     turns, _ = store.transcript(session_id, "me")
-    assert turns[0].feedback == Feedback(rating="up", at=up["at"], type=None)
+    assert turns[0].feedback == up
     intents = store.intents(session_id)
-    assert intents[0]["feedback"] == up  # both items, whole: the later write replaced the earlier
+    assert intents[0]["feedback"] == {
+        "rating": "up",
+        "at": up.at,
+        "type": None,
+    }  # both items, whole: the later write replaced the earlier
     assert intents[0]["export_key"].startswith("2026-11-23T10:05")  # the next export carries it again
     with pytest.raises(SessionNotFound):
         store.set_feedback(session_id, "someone-else", n, down)

@@ -28,6 +28,7 @@ from typing import Any
 
 import msgspec
 
+from assist.contracts import Feedback
 from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
 from assist.sessions.keys import EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
 from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
@@ -134,7 +135,7 @@ class SQLiteStore(SQLiteFile, SessionStore):
         except sqlite3.IntegrityError:
             return False  # the key is taken: by this very request (a retry), or by another one
 
-    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
         # one write transaction holds the file's write lock from its first read: no other writer interleaves
         with self.transaction() as db:
             item = self.feedback_target(session_id, owner, turn)

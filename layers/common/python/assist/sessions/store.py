@@ -145,7 +145,7 @@ class Store(Backend):
         """Write the turn's two items together, each only if its key is new; False when a key is taken."""
 
     @abstractmethod
-    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
         """Replace the turn's feedback on both items after `feedback_target` passed (see `set_feedback`)."""
 
     @abstractmethod
@@ -209,8 +209,8 @@ class Store(Backend):
         raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
 
     @guarded
-    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
-        """Replace a turn's feedback (`{rating, type, comment?, at}`) on both of its items, whole (no lost
+    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
+        """Replace a turn's feedback on both of its items, whole (no lost
         update between two writers), and move its export key to the feedback's time so the next label
         export carries it again. Another owner's or a missing session: SessionNotFound; a missing turn:
         TurnNotFound."""
