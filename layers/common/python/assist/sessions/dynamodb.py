@@ -27,7 +27,17 @@ from assist.contracts import Feedback
 from assist.logs import get_logger
 from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
 from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
-from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
+from assist.sessions.store import (
+    BUSY,
+    ExportBusy,
+    HistoryRecord,
+    Page,
+    SessionStore,
+    StoredItem,
+    TurnNotFound,
+    TurnRecord,
+    records,
+)
 from assist.tables.base import StoreUnavailable, guarded
 from assist.tables.dynamodb import DynamoDBTable
 
@@ -60,13 +70,13 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         self.read_units = 0.0
 
     # -- reads -------------------------------------------------------------------
-    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
+    def item(self, session_id: str, turn: int) -> StoredItem | None:
         key = {"session_id": {"S": session_id}, "turn": {"N": str(turn)}}
         found = self._db.get_item(TableName=self._sessions, Key=key, ConsistentRead=True).get("Item")
-        return self._plain(found) if found else None
+        return msgspec.convert(self._plain(found), StoredItem, strict=False) if found else None
 
     @guarded
-    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, limit: int = 20) -> list[TurnRecord]:
         resp = self._db.query(
             TableName=self._sessions,
             KeyConditionExpression="session_id = :s AND turn > :header",
@@ -75,9 +85,9 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             Limit=limit,
             ConsistentRead=True,
         )
-        return [self._plain(i) for i in reversed(resp.get("Items", []))]
+        return records([self._plain(i) for i in reversed(resp.get("Items", []))], TurnRecord)
 
-    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def intents(self, session_id: str, limit: int = 200) -> list[HistoryRecord]:
         items = self._db.query(
             TableName=self._history,
             KeyConditionExpression="session_id = :s",
@@ -85,7 +95,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             Limit=limit,
             ConsistentRead=True,
         ).get("Items", [])
-        return [self._plain(i) for i in items]
+        return records([self._plain(i) for i in items], HistoryRecord)
 
     def history_pages(
         self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
@@ -106,8 +116,8 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             page = self._query(kwargs)
             units = query_units(page.get("Items", []))
             self.read_units += units
-            items = [self._plain(i) for i in page.get("Items", []) if after < i[EXPORT_KEY]["S"] < before]
-            yield Page(items, units, more="LastEvaluatedKey" in page)
+            kept = [self._plain(i) for i in page.get("Items", []) if after < i[EXPORT_KEY]["S"] < before]
+            yield Page(records(kept, HistoryRecord), units, more="LastEvaluatedKey" in page)
             if "LastEvaluatedKey" not in page:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -156,7 +166,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         last: Exception | None = None
         for _ in range(FEEDBACK_ATTEMPTS):
             item = self.feedback_target(session_id, owner, turn)
-            version = int(item.get("feedback_version", 0))
+            version = item.feedback_version
             mark = FeedbackMark.after(version, feedback, session_id, turn)
             try:
                 self._db.transact_write_items(TransactItems=self._feedback_updates(key, owner, version, mark))
