@@ -187,6 +187,9 @@ class Engine:
         return self.model_call(state) and (charge is None or charge())
 
     def retrieve(self, state: TurnState) -> TurnState:
+        """The retrieve stage: the routed turn searched within its budget (a cold index gets the longer one), the
+        verdict on what was found, or, for a CONVERSATIONAL turn, the passages its session cited. Never raises
+        for a slow or failing index: the result is empty and `degraded` says why."""
         route = _route(state)
         with stage(state, contracts.RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
@@ -270,6 +273,7 @@ class Engine:
         return state
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
+        """One turn in this process: prepared (classified, searched where routed) and answered whole."""
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:

@@ -140,6 +140,7 @@ class Page:
 
 
 def topic_of(message: str) -> str:
+    """A message as the intent history keeps its topic: whitespace folded, its first TOPIC_CHARS characters."""
     return " ".join(message.split())[:TOPIC_CHARS]
 
 
@@ -204,6 +205,7 @@ class Store(Backend):
     # -- the rules, once -------------------------------------------------------------------
     @staticmethod
     def refused(session_id: str) -> SessionNotFound:
+        """Another owner's session, as the caller sees it: not found (logged, so an operator sees the attempt)."""
         log.warning("memory.owner_refused", session_id=session_id)
         return SessionNotFound(session_id)
 
