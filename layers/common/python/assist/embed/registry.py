@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from functools import cache
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Protocol
 
 from assist.embed.base import EmbedderError
@@ -64,5 +63,9 @@ def named(name: str) -> type[Registered]:
 
 @cache
 def load_plugins() -> None:
+    # deferred, ADR 0104: importlib.metadata, 0.015 s at import, which every function naming assist's own embedder
+    # would pay before its first call (cold-start bench); only an unknown name reads the installed distributions
+    from importlib.metadata import entry_points
+
     for plugin in entry_points(group=ENTRY_POINTS):
         plugin.load()  # its module registers its embedder
