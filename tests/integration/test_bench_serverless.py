@@ -39,7 +39,7 @@ def bench(tmp_path: Path, *args: str) -> dict:
 
 def test_cold_start_reports_every_function_against_its_budget(tmp_path):
     out = bench(tmp_path, "cold-start", "--runs", "1")
-    budgets = {"classify": 1.0, "retrieve": 3.0, "answer": 1.0, "export": 2.0}
+    budgets = {"classify": 1.0, "retrieve": 3.0, "answer": 1.0, "export": 2.0, "sync": 5.0}
     for name, budget in budgets.items():
         r = out[name]
         assert r["budget_s"] == budget
@@ -53,7 +53,7 @@ def test_cold_start_reports_every_function_against_its_budget(tmp_path):
     assert out["answer_to_classify"] == pytest.approx(out["answer"]["total_s"] / out["classify"]["total_s"], abs=0.01)
     assert out["retrieve"]["model_mb"] > 10  # the ONNX model is baked into the images that embed
     # without --json, the same figures as a table: a row per function, its ratio beside its budget
-    rows = {line.split()[0]: line.split() for line in render(cold_start_table(out)).splitlines()[1:5]}
+    rows = {line.split()[0]: line.split() for line in render(cold_start_table(out)).splitlines()[1:6]}
     assert set(rows) == set(budgets)
     assert [float(rows["retrieve"][4]), float(rows["retrieve"][5])] == [3.0, out["retrieve"]["ratio"]]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import httpx
+import msgspec
 import pytest
 
 from assist.ask.build import build_engine
@@ -139,11 +140,11 @@ def test_the_state_machine_tasks_pass_ids_and_the_answer_task_fetches_the_text(l
     retrieving = build_engine(llm, client("dynamodb", llm))
     answering = build_engine(llm, client("dynamodb", llm))  # another process: nothing cached from retrieve
     request = {"session_id": session_id, "message": "Tell me about ADR-12", "query_type": "RETRIEVAL"}
-    state = tasks.retrieve(retrieving, tasks.classify(retrieving, request))
+    state = msgspec.to_builtins(tasks.retrieve(retrieving, tasks.classify(retrieving, tasks.execution(request))))
     payload = json.dumps(state)
     assert len(payload) < STEP_FUNCTIONS_LIMIT // 8
     assert state["corpus"]["documents"][0] == ADR_12
-    answer = tasks.answer(answering, json.loads(payload))
+    answer = msgspec.to_builtins(tasks.answer(answering, tasks.decode(json.loads(payload), tasks.CaughtTurn)))
     assert answer["sources"][0]["doc_id"] == ADR_12
     _, user = prompt_of(ollama)
     assert "Decision Outcome" in user
@@ -152,7 +153,7 @@ def test_the_state_machine_tasks_pass_ids_and_the_answer_task_fetches_the_text(l
 def test_the_retrieve_function_api_returns_the_corpus_match(llm, session_id):
     engine = build_engine(llm, client("dynamodb", llm))
     request = {"session_id": session_id, "message": "How many principles are there?", "query_type": "RETRIEVAL"}
-    state = tasks.classify(engine, request)
+    state = msgspec.to_builtins(tasks.classify(engine, tasks.execution(request)))
     with serve(retrieve_app(engine)) as base:
         r = httpx.post(base + "/v1/retrieve", json=state, timeout=30)
     assert r.status_code == 200, r.text

@@ -9,6 +9,7 @@ import pytest
 
 from assist.ask.build import build_engine
 from assist.aws.clients import client
+from assist.contracts import Feedback
 from assist.sessions.dynamodb import DynamoDBStore
 from assist.settings import Settings
 from tests.integration.conftest import answered
@@ -121,7 +122,9 @@ def test_the_store_refuses_feedback_on_the_header_turn(docs_index, session_id, a
         client("dynamodb", docs_index), docs_index.sessions.table, docs_index.sessions.intent_history_table
     )
     with pytest.raises(LookupError, match="no turn 0"):
-        store.set_feedback(session_id, "local:alice", 0, {"rating": "up", "at": "2026-01-01T00:00:00.000+00:00"})
+        store.set_feedback(
+            session_id, "local:alice", 0, Feedback(rating="up", at="2026-01-01T00:00:00.000+00:00", type=None)
+        )
 
 
 def test_the_label_export_carries_the_persons_label_redacted_and_again_after_a_change(docs_index, tmp_path):

@@ -134,7 +134,7 @@ def test_a_dead_writers_lease_blocks_nobody(corpus, base_settings, embedder, tmp
 def test_a_lease_lasts_no_longer_than_its_holder(tmp_path):
     uri = str(tmp_path / "idx")
     with writer_lease(uri, until=time.time() - 1) as lease:  # a Lambda past its deadline
-        assert lease["expires_at"] < time.time()
+        assert lease.expires_at < time.time()
         with writer_lease(uri):  # taken over: its holder cannot be writing any more
             pass
 

@@ -61,7 +61,7 @@ def test_the_page_shows_the_windows_figures_and_the_gap_topics(env):
     # the unanswered questions and the thumbs-down one are gaps, grouped; each group names itself
     g = gather(s, open_store(s), 7)
     assert len(g.gaps()) == sum(
-        e.get("retrieval_confidence") in ("low", "none") or e.get("feedback", {}).get("rating") == "down"
+        e.retrieval_confidence in ("low", "none") or (e.feedback is not None and e.feedback.rating == "down")
         for e in g.entries
     )
     assert "How is the engine configured?" in page  # its 👎 makes it a gap

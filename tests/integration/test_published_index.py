@@ -94,7 +94,7 @@ def test_publish_gate_refresh_and_rollback(env, docs_index):
     assert code == 0, first
     assert first["published"]
     assert first["gate"]["live_ndcg@10"] is None  # nothing was live: the first version is judged by nothing
-    assert pointer.read(root)["version"] == first["version"]
+    assert pointer.read(root).version == first["version"]
 
     s = docs_index.with_(
         index={"uri": root, "refresh_s": REFRESH_S}, sessions={"store": "file", "store_file": str(tmp / "s.sqlite3")}
@@ -116,7 +116,7 @@ def test_publish_gate_refresh_and_rollback(env, docs_index):
     assert refused["published"] is False
     assert refused["gate"]["refused"]
     assert refused["gate"]["ndcg@10"] < refused["gate"]["live_ndcg@10"] - refused["gate"]["margin"]
-    assert pointer.read(root)["version"] == second["version"]
+    assert pointer.read(root).version == second["version"]
     assert Path(refused["index"]).is_dir()  # built beside the live one, kept for inspection
 
     code, back = assist(environ, "--rollback")

@@ -49,8 +49,8 @@ def test_a_retried_write_of_the_same_turn_is_not_duplicated(store, session_id):
     turns, intents = store.transcript(session_id, "me")
     assert [(t.turn, t.message) for t in turns] == [(1, "hello")]
     assert [i.turn for i in intents] == [1]
-    assert [(i["turn"], i["request_id"]) for i in store.messages(session_id)] == [(1, "req-1")]
-    assert [(i["turn"], i["request_id"]) for i in store.intents(session_id)] == [(1, "req-1")]
+    assert [(i.turn, i.request_id) for i in store.messages(session_id)] == [(1, "req-1")]
+    assert [(i.turn, i.request_id) for i in store.intents(session_id)] == [(1, "req-1")]
 
 
 def test_concurrent_turns_get_distinct_numbers_and_are_all_written_to_both_tables(store, session_id):
@@ -86,15 +86,15 @@ def test_another_owners_session_is_not_found_on_every_read_and_write(store, sess
 def test_feedback_on_a_turn_replaces_the_earlier_one_for_its_owner_only(store, session_id):
     n = store.begin_turn(session_id, "me")
     store.append_turn(turn(session_id, n, "req-1"))
-    down = {"rating": "down", "type": "CODE_GENERATION", "at": "2026-11-23T10:00:00.000+00:00"}
-    up = {"rating": "up", "at": "2026-11-23T10:05:00.000+00:00", "type": None}
+    down = Feedback(rating="down", type=QueryType.CODE_GENERATION, at="2026-11-23T10:00:00.000+00:00")
+    up = Feedback(rating="up", at="2026-11-23T10:05:00.000+00:00", type=None)
     store.set_feedback(session_id, "me", n, down)
     store.set_feedback(session_id, "me", n, up)
     turns, _ = store.transcript(session_id, "me")
-    assert turns[0].feedback == Feedback(rating="up", at=up["at"], type=None)
+    assert turns[0].feedback == up
     intents = store.intents(session_id)
-    assert intents[0]["feedback"] == up  # both items, whole: the later write replaced the earlier
-    assert intents[0]["export_key"].startswith("2026-11-23T10:05")  # the next export carries it again
+    assert intents[0].feedback == up  # both items, whole: the later write replaced the earlier
+    assert intents[0].export_key.startswith("2026-11-23T10:05")  # the next export carries it again
     with pytest.raises(SessionNotFound):
         store.set_feedback(session_id, "someone-else", n, down)
     with pytest.raises(TurnNotFound):
@@ -159,7 +159,7 @@ def test_the_file_store_keeps_its_guarantees_across_processes(tmp_path: Path):
     store = SQLiteStore(path)
     turns, intents = store.transcript("shared", "me")
     assert [t.turn for t in turns] == list(range(1, 46))
-    assert len({i["request_id"] for i in store.messages("shared", limit=100)}) == 45
+    assert len({i.request_id for i in store.messages("shared", limit=100)}) == 45
     assert [i.turn for i in intents] == list(range(1, 46))
 
 

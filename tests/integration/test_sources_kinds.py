@@ -17,7 +17,8 @@ from assist.contracts import AskRequest, QueryType
 from assist.embed.base import Embedder
 from assist.index.store import connect
 from assist.settings import Settings
-from assist.sources.spec import SourceError, SourceSpec, load_file
+from assist.sources.resolve import load_file
+from assist.sources.spec import SourceError, SourceSpec
 from tests.support.pdf import one_page_pdf
 
 pytestmark = pytest.mark.integration

@@ -262,9 +262,9 @@ def test_a_visitors_turn_is_marked_with_its_site_key_in_storage_and_export_and_l
         assert r.status_code == 200, r.text
     store = open_store(s, client("dynamodb", s))
     visitor_session = f"{v['visitor']}.chat"
-    assert store.item(visitor_session, 1)["site_key"] == key  # the sessions item
-    assert [i.get("site_key") for i in store.intents(visitor_session)] == [key]  # the intent history
-    assert store.item(f"user-{tag}", 1).get("site_key") is None
+    assert store.item(visitor_session, 1).site_key == key  # the sessions item
+    assert [i.site_key for i in store.intents(visitor_session)] == [key]  # the intent history
+    assert store.item(f"user-{tag}", 1).site_key is None
     sink = LocalSink(tmp_path / "labels")
     LabelExporter(s, store, sink).run(force=True)
     records = [json.loads(ln) for name in sink.names() for ln in sink.read(name).decode().splitlines()]

@@ -122,7 +122,7 @@ def test_the_prompt_tokenizer_named_by_its_setting_is_the_one_counted_with_and_t
     named.write_text("{}")
     s = Settings.from_env({}).with_(ollama={"prompt_tokenizer": str(named)}, embed={"model_dir": str(tmp_path / "m")})
     assert prompt_tokenizer_file(s) == named
-    assert embedder_state(s)["prompt_tokenizer"] is True  # not beside the embedding model, yet the one in use
+    assert embedder_state(s).prompt_tokenizer is True  # not beside the embedding model, yet the one in use
 
 
 class Exact(TokenCounter):

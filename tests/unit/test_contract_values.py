@@ -30,7 +30,6 @@ from assist.contracts import (
     QueryBy,
     QueryKind,
     Slot,
-    SourceKind,
     UncertainReason,
 )
 
@@ -43,7 +42,7 @@ DISTINCT = {m.value for e in (Degraded, UncertainReason) for m in e} - {"deadlin
 #: (`not_covered` and `account_data` also name sentences of answer/phrases.py)
 DISTINCT |= {"very_high", "speculative", "extractive", "existence"}
 SETS = (Layer, Confidence, QueryKind, Degraded, UncertainReason, Slot, AnsweredBy, AnsweredFrom, QueryBy, CorpusKind)
-ANY_VALUE = {m.value for e in (*SETS, FoundBy, SourceKind) for m in e} - {""}
+ANY_VALUE = {m.value for e in (*SETS, FoundBy) for m in e} - {""}
 ABOUT = ("layer", "confidence", "query_kind", "degraded", "reason", "uncertain", "slot", "answered_by", "answered_from")
 ABOUT += ("kind", "found_by", "by")
 

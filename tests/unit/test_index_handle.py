@@ -25,7 +25,7 @@ def test_the_pointer_is_followed_at_the_interval_and_an_unreadable_one_keeps_the
     provider = handle.follow(lambda live: opened.append(live.index.uri) or live.index.uri, s)
 
     assert provider() == root  # nothing published: the location itself
-    pointer.write(root, {"version": "v1", "previous": [None]})
+    pointer.write(root, pointer.Pointer("v1", [None]))
     clock.now = 9.9
     assert provider() == root  # not yet due
     clock.now = 10.0
@@ -36,6 +36,6 @@ def test_the_pointer_is_followed_at_the_interval_and_an_unreadable_one_keeps_the
     (tmp_path / pointer.POINTER).write_text("{not json")
     clock.now = 20.0
     assert provider() == pointer.version_uri(root, "v1")  # kept, and logged as unreadable
-    pointer.write(root, {"version": None, "previous": []})  # rolled back to the index built in place
+    pointer.write(root, pointer.Pointer(None, []))  # rolled back to the index built in place
     clock.now = 30.0
     assert provider() == root

@@ -12,6 +12,7 @@ import pytest
 from assist.insights.gaps import clusters, kmeans, label
 from assist.insights.gather import Gathered, scope_of
 from assist.insights.render import DATE_W, page
+from assist.sessions.store import HistoryRecord, records
 
 
 class TopicEmbedder:
@@ -55,17 +56,16 @@ def test_gap_clusters_are_sized_labelled_redacted_and_show_three_distinct_exampl
 
 def test_the_page_escapes_what_people_typed_and_needs_nothing_from_elsewhere():
     g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
-    g.entries = [
-        {
-            "created_at": "2026-04-10T10:00:00.000+00:00",
-            "type": "RETRIEVAL",
-            "layer": "llm",
-            "message": "<script>alert(1)</script>",
-            "retrieval_confidence": "none",
-            "degraded": ["llm_timeout"],
-        }
-    ]
-    html = page(g, clusters([e["message"] for e in g.gaps()], TopicEmbedder()))
+    item = {
+        "created_at": "2026-04-10T10:00:00.000+00:00",
+        "type": "RETRIEVAL",
+        "layer": "llm",
+        "message": "<script>alert(1)</script>",
+        "retrieval_confidence": "none",
+        "degraded": ["llm_timeout"],
+    }
+    g.entries = records([item], HistoryRecord)
+    html = page(g, clusters([e.message for e in g.gaps()], TopicEmbedder()))
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     assert "llm_timeout" in html
@@ -75,12 +75,13 @@ def test_the_page_escapes_what_people_typed_and_needs_nothing_from_elsewhere():
 def test_answers_the_docs_did_not_cover_count_as_gaps_by_reason():
     g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
     base = {"created_at": "2026-04-10T10:00:00.000+00:00", "type": "RETRIEVAL", "layer": "embedding"}
-    g.entries = [
+    items = [
         {**base, "message": "a", "retrieval_confidence": "high", "uncertain": "out_of_scope"},
         {**base, "message": "b", "retrieval_confidence": "high", "uncertain": None},
         {**base, "message": "c", "retrieval_confidence": "none", "uncertain": "no_relevant_passage"},
     ]
-    assert [e["message"] for e in g.gaps()] == ["a", "c"]  # "a" had confidence high: only the verdict says it
+    g.entries = records(items, HistoryRecord)
+    assert [e.message for e in g.gaps()] == ["a", "c"]  # "a" had confidence high: only the verdict says it
     assert g.summary()["uncertain"] == {"out_of_scope": 1, "no_relevant_passage": 1}
     assert "<b>2</b>answered “not in the docs”</div>" in page(g, [])
 
@@ -121,13 +122,14 @@ def window(days: int) -> Gathered:
     start = date(2026, 4, 1)
     g = Gathered(days=days, since=f"{start}T00:00:00.000+00:00", until=f"{start + timedelta(days)}T00:00:00.000+00:00")
     types = ["RETRIEVAL", "CODE_GENERATION", "CONVERSATIONAL", "PLATFORM"]
-    g.entries = [
+    items = [
         {"created_at": f"{start + timedelta(d)}T10:00:00.000+00:00", "type": types[(d + n) % 4], "layer": "rules"}
         for d in range(days + 1)
         for n in range(d % 5 + 1)
     ]
-    g.entries[0]["feedback"] = {"rating": "up"}
-    g.entries[1]["feedback"] = {"rating": "down"}
+    items[0]["feedback"] = {"rating": "up", "at": items[0]["created_at"], "type": None}
+    items[1]["feedback"] = {"rating": "down", "at": items[1]["created_at"], "type": None}
+    g.entries = records(items, HistoryRecord)
     return g
 
 

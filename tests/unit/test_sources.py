@@ -9,8 +9,9 @@ import pytest
 from assist.sources.code import chunk_code
 from assist.sources.files import page_url, rst_to_markdown, strip_mdx
 from assist.sources.openapi import parse_spec, read_spec
+from assist.sources.resolve import guess_kind, load_file
 from assist.sources.site import page_id
-from assist.sources.spec import SourceError, guess_kind, load_file
+from assist.sources.spec import SourceError
 from assist.sources.webpage import parse_page
 
 SPHINX = b"""<html><head><title>Install | Proj 1.0</title></head><body>
@@ -134,7 +135,7 @@ def test_openapi_operations_and_schemas_become_documents():
     ],
 )
 def test_the_kind_is_guessed_from_the_location(location: str, kind: str):
-    assert guess_kind(location) == kind
+    assert guess_kind(location).name == kind
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,9 @@ from typing import Any
 import msgspec
 
 from assist.ask.build import build_engine
-from assist.contracts import AskRequest, TurnState
+from assist.contracts import AskRequest
 from assist.serverless import tasks
+from assist.serverless.execution import ExecutionInput
 from assist.settings import Settings
 from assist_dev.rehearsal.template import Stack, expand
 
@@ -73,12 +74,12 @@ def measure(settings: Settings, rounds: int) -> dict[str, dict[str, float]]:
             for qtype, (message, extra) in QUESTIONS.items():
                 req = AskRequest(session_id=f"cost-{i}", message=message, query_type=qtype, extra_context=extra)
                 t0 = time.perf_counter()
-                state = tasks.classify(engine, msgspec.to_builtins(req))
+                state = tasks.classify(engine, ExecutionInput(req))
                 t1 = time.perf_counter()
                 if qtype in SEARCHES:
                     state = tasks.retrieve(engine, state)
                 t2 = time.perf_counter()
-                tasks.answer(engine, msgspec.to_builtins(msgspec.convert(state, TurnState)))
+                tasks.answer(engine, msgspec.convert(msgspec.to_builtins(state), tasks.CaughtTurn))
                 t3 = time.perf_counter()
                 if i:
                     for name, ms in (("classify", t1 - t0), ("retrieve", t2 - t1), ("answer", t3 - t2)):

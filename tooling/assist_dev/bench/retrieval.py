@@ -228,7 +228,7 @@ def run(
             progress("s3: publishing the index to the emulated S3")
             start = time.perf_counter()
             upload(Path(local.index.uri), s3, "assist-data", "bench-index/versions/bench")
-            pointer.write(s3_settings.index.uri, {"version": "bench", "previous": []}, s3)
+            pointer.write(s3_settings.index.uri, pointer.Pointer("bench"), s3)
             upload_s = time.perf_counter() - start
             progress("s3: the first question after the publish (the copy fetched, opened, searched)")
             result["s3"] = {

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assist.build.run import sync_docs, sync_sources
-from assist.contracts import SourceKind
 from assist.index.chunking import anchor, iter_documents
 from assist.index.store import connect
 from assist.offline.retrieve import beir
@@ -114,7 +113,7 @@ def compare(
         for name in ("files", "site", "site_with_chrome"):
             s = settings.with_(index={"uri": str(work / f"index-{name}")})
             if name == "site_with_chrome":
-                read = read_site(SourceSpec(f"{base}/sitemap.xml", kind=SourceKind.SITE), s, {}, {}, keep_chrome=True)
+                read = read_site(SourceSpec(f"{base}/sitemap.xml", kind="site"), s, {}, {}, keep_chrome=True)
                 sync_docs({p.doc_id: (p.hash, p.chunks) for p in read.pages if p.chunks}, s, embedder, progress=False)
             else:
                 location = str(docs) if name == "files" else f"{base}/sitemap.xml"

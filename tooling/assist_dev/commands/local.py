@@ -24,12 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_up(args: argparse.Namespace) -> int:
     # deferred, ADR 0071: `assist` imports every command module (0.1 s start; 0.46 s if at the top)
-    from assist.sources.spec import SourceSpec, load_file
+    from assist.sources.resolve import load_file, resolved
     from assist_dev.local.stack import up
 
     s = settings()
     given = args.docs if (args.docs != ["docs"] or not (args.sources or s.sources.file)) else []
-    specs = [SourceSpec(loc).resolved() for loc in given]
+    specs = [resolved({"location": loc}) for loc in given]
     if args.sources or s.sources.file:
         specs += load_file(args.sources or s.sources.file)
     return up(s, port=args.port, docs=specs, index=args.index)

@@ -26,7 +26,8 @@ from assist.aws.clients import client
 from assist.build.run import sync_sources
 from assist.embed import build_embedder
 from assist.logs import get_logger
-from assist.sources.spec import SourceSpec, anchored
+from assist.sources.resolve import anchored
+from assist.sources.spec import SourceSpec
 from assist_dev.local.emulator import patch_dynamodb
 from assist_dev.local.ports import free_port
 from assist_dev.local.resources import ensure_resources

@@ -19,11 +19,13 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from assist import contracts
 from assist.aws.clients import client
 from assist.contracts import Answer, AskRequest
 from assist.logs import get_logger
-from assist.serverless.execution import ExecutionFailed, answer_of, execution_input
+from assist.serverless.execution import ExecutionFailed, ExecutionInput, answer_of
 from assist.serverless.lambda_entry import FUNCTIONS, LambdaFunction
 from assist_dev.local.definition import INDEX_ASL, local_definition, local_name
 from assist_dev.local.lambda_endpoint import LambdaEndpoint, interpreter_calls
@@ -96,7 +98,8 @@ class AskStateMachine(StateMachine):
     def ask(self, req: AskRequest, owner: str = "anonymous", budget_s: float | None = None) -> Answer:
         """The execution's answer with `trace.execution` = {arn, states}; a rejected request raises InvalidRequest.
         `budget_s`: the request's deadline from now (API_DEADLINE_S), which every task spends from."""
-        ex = self.run(execution_input(req, owner, time.time() + budget_s if budget_s is not None else None))
+        deadline = time.time() + budget_s if budget_s is not None else None
+        ex = self.run(msgspec.to_builtins(ExecutionInput(req, owner, deadline)))
         log.info("statemachine.executed", status=ex.status, states=ex.states, ms=ex.ms)
         answer = answer_of(ex.arn, ex.status, ex.output, ex.error, ex.cause)
         answer.trace.execution = contracts.Execution(arn=ex.arn, states=ex.states)

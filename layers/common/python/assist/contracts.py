@@ -101,16 +101,6 @@ class FoundBy(StrEnum):
     TITLE = "title"
 
 
-class SourceKind(StrEnum):
-    """What a source to index is (docs/sources.md); a source that does not say is guessed from its location."""
-
-    FOLDER = "folder"
-    REPO = "repo"
-    SITE = "site"
-    OPENAPI = "openapi"
-    PDF = "pdf"
-
-
 class Layer(StrEnum):
     """The routing layer that decided a turn's type (docs/routing.md)."""
 

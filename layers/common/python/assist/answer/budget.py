@@ -145,6 +145,10 @@ def _load(settings: Settings) -> TokenCounter:
     return TokenCounter(f"chars/{CHARS_PER_TOKEN}")
 
 
+#: what a fitted prompt left out, by section: the chunk ids dropped, or how many tokens or lines were cut
+Dropped = dict[str, int | list[str]]
+
+
 @dataclass
 class Material:
     """Everything a prompt could carry, best first within each kind."""
@@ -166,7 +170,7 @@ class Prompt:
     tokens: int
     window: Window
     tokenizer: str
-    dropped: dict[str, Any]
+    dropped: Dropped
 
     def trace(self) -> dict[str, Any]:
         """The trace's `generate.prompt`: its size against its budget, and what was left out."""
@@ -190,7 +194,7 @@ def fit(material: Material, window: Window, counter: TokenCounter) -> Prompt:
     spent = _tokens(
         _build(m, [], [], empty, [], "" if m.extra_context else None, "" if m.editor_content else None), count
     )
-    dropped: dict[str, Any] = {}
+    dropped: Dropped = {}
 
     def take(items: list[Any], cost: Callable[[Any], int]) -> list[Any]:
         nonlocal spent
@@ -258,9 +262,7 @@ def _tokens(messages: list[dict[str, str]], count: Callable[[str], int]) -> int:
     return sum(count(x["content"]) + PER_MESSAGE for x in messages)
 
 
-def _corpus_lines(
-    corpus: str, take: Callable[..., list[Any]], count: Callable[[str], int], dropped: dict[str, Any]
-) -> str:
+def _corpus_lines(corpus: str, take: Callable[..., list[Any]], count: Callable[[str], int], dropped: Dropped) -> str:
     """The corpus section's lines that fit (its header always, when any line does), with a marker for the rest."""
     if not corpus:
         return ""
@@ -274,7 +276,7 @@ def _corpus_lines(
     return "\n".join([*kept, CORPUS_CUT.format(n=missing), *closing])
 
 
-def _cut(text: str | None, room: int, counter: TokenCounter, dropped: dict[str, Any], key: str) -> str | None:
+def _cut(text: str | None, room: int, counter: TokenCounter, dropped: Dropped, key: str) -> str | None:
     """`text` whole when it fits in `room` tokens, else its start with a marker saying how much is missing."""
     if not text or counter.count(text) <= room:
         return text

@@ -3,11 +3,18 @@ beneath it, and the engine's own fields (session, turn, route, sources, degraded
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
-from assist.contracts import Answer, GenerateStage, Source
+from assist.contracts import (
+    Answer,
+    Degraded,
+    GenerateStage,
+    RetrievalInfo,
+    Route,
+    Source,
+    Trace,
+    UncertainReason,
+)
 from assist.trace import named
 
 
@@ -30,17 +37,28 @@ def usage(answer: Answer) -> dict[str, int | str]:
     return generate.usage if generate is not None else {}
 
 
-def engine_fields(answer: Answer, session_id: str, trace: bool = True) -> dict[str, Any]:
+class EngineFields(msgspec.Struct, omit_defaults=True):
+    """An answer's fields but its text, and its session: the OpenAI body's `assist`, the MCP `ask` result's. The
+    whole trace, or only its request id (a compact tool result)."""
+
+    session_id: str
+    turn: int
+    route: Route | None  # None: an execution whose classify step failed (ADR 0105)
+    sources: list[Source]
+    retrieval: RetrievalInfo | None
+    degraded: list[Degraded]
+    uncertain: bool
+    uncertain_reason: UncertainReason | None
+    trace: Trace | None = None
+    request_id: str | None = None
+
+
+def engine_fields(answer: Answer, session_id: str, trace: bool = True) -> EngineFields:
     """Everything but the text; `trace=False` keeps only its request id (a compact tool result)."""
-    fields = {
-        "session_id": session_id,
-        "turn": answer.turn,
-        "route": answer.route,
-        "sources": answer.sources,
-        "retrieval": answer.retrieval,
-        "degraded": answer.degraded,
-        "uncertain": answer.uncertain,
-        "uncertain_reason": answer.uncertain_reason,
-    }
-    fields |= {"trace": answer.trace} if trace else {"request_id": answer.trace.request_id}
-    return msgspec.to_builtins(fields)
+    fields = EngineFields(
+        session_id, answer.turn, answer.route, answer.sources, answer.retrieval, answer.degraded, answer.uncertain,
+        answer.uncertain_reason,
+    )  # fmt: skip
+    if trace:
+        return msgspec.structs.replace(fields, trace=answer.trace)
+    return msgspec.structs.replace(fields, request_id=answer.trace.request_id)

@@ -43,6 +43,7 @@ from assist.tables.base import StoreUnavailable
 if TYPE_CHECKING:
     from assist.api.widget import Widget
     from assist.ask.engine import Engine
+    from assist.doctor import Report
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -98,15 +99,16 @@ def create_app(engine: Engine, ask_via: Callable[[AskRequest, str], Answer] | No
     from assist.api.web import chat_routes
     from assist.api.widget import Widget
 
-    widget = Widget(settings)  # visitor tokens, CORS for site keys' origins, limits (docs/widget.md)
-    engine.meter = widget.gate.spend  # a visitor's model calls count on its key's daily budget
+    # visitor tokens, CORS for site keys' origins, limits (docs/widget.md), through the gate the engine meters
+    # visitors' model calls with
+    widget = Widget(settings, engine.gate())
     extra, lifespan = ways_in(engine, run_ask, keyed)
     routes = [ask, ask_stream, session, *feedback_routes(engine), *insights_routes(engine), *extra]
     routes += [*chat_routes(settings.widget.stream_url), *widget.routes()]
     return service(routes, settings, lifespan=lifespan, deep=lambda: _doctor(engine), widget=widget)
 
 
-def _doctor(engine: Engine) -> dict[str, Any]:
+def _doctor(engine: Engine) -> Report:
     """What /healthz?deep=1 reports (`assist doctor`'s checks)."""
     # deferred, ADR 0104: 0.07 s here, and the doctor loads lancedb and httpx to look at the index and the hosts; only
     # /healthz?deep=1 needs them (the Ask function, answering through the state machine, never opens the index)
@@ -120,7 +122,7 @@ def service(
     settings: Settings,
     title: str = "Assistance engine",
     lifespan: list[Callable[..., Any]] | None = None,
-    deep: Callable[[], dict[str, Any]] | None = None,
+    deep: Callable[[], Report] | None = None,
     widget: Widget | None = None,
 ) -> Litestar:
     """A litestar app with the given routes plus /healthz, the API's error replies, its OpenAPI schema and
@@ -142,7 +144,7 @@ def service(
             raise ClientException("deep checks are served by the answer app")
         require_admin(request, settings)  # the report names hosts and models: for operators only
         result = await anyio.to_thread.run_sync(deep)
-        return {"status": "ok" if result["ok"] else "degraded", **result}
+        return {"status": "ok" if result.ok else "degraded", **msgspec.to_builtins(result)}
 
     return Litestar(
         route_handlers=[*route_handlers, healthz],

@@ -167,7 +167,10 @@ def build_server(
             raise ToolError(f"session_id must be 1-128 of letters, digits and _ . : - ({exc})") from exc
         except AssistError as exc:
             raise ToolError(problem(exc)["detail"]) from exc
-        return {"answer": answer.answer + cited(answer.sources), **engine_fields(answer, session, trace=False)}
+        return {
+            "answer": answer.answer + cited(answer.sources),
+            **msgspec.to_builtins(engine_fields(answer, session, trace=False)),
+        }
 
     return server
 

@@ -31,7 +31,7 @@ from litestar.exceptions import (
 )
 from litestar.response import ServerSentEvent
 
-from assist.api.answers import cited, engine_fields, usage
+from assist.api.answers import EngineFields, cited, engine_fields, usage
 from assist.api.identity import caller
 from assist.contracts import Answer, AnswerEvent, AskRequest, DoneEvent, InvalidRequest, QueryType, TokenEvent, on_wire
 from assist.errors import AssistError, problem
@@ -83,6 +83,73 @@ class ChatRequest(msgspec.Struct):
     user_info: dict[str, Any] | None = None
     editor_content: str | None = None
     force_answer: bool | None = None
+
+
+# -- what these routes write: OpenAI's bodies, field for field --------------------------------
+class Usage(msgspec.Struct):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class Message(msgspec.Struct):
+    role: str
+    content: str
+
+
+class Choice(msgspec.Struct):
+    index: int
+    message: Message
+    finish_reason: str
+    logprobs: None = None
+
+
+class Completion(msgspec.Struct):
+    """A `chat.completion`; `assist` holds the engine's own fields (`engine_fields`)."""
+
+    id: str
+    created: int
+    choices: list[Choice]
+    usage: Usage
+    assist: EngineFields
+    object: str = "chat.completion"
+    model: str = MODEL
+
+
+class Delta(msgspec.Struct, omit_defaults=True):
+    role: str | None = None
+    content: str | None = None
+
+
+class ChunkChoice(msgspec.Struct):
+    index: int
+    delta: Delta
+    finish_reason: str | None
+    logprobs: None = None
+
+
+class Chunk(msgspec.Struct, omit_defaults=True):
+    """A `chat.completion.chunk`; `assist` on the first (the route) and the finishing one, `usage` on its own
+    last chunk when asked."""
+
+    id: str
+    object: str  # "chat.completion.chunk" (every field without a default is written)
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+    assist: EngineFields | dict[str, Any] | None = None  # the first's: {"route": the route event as on the wire}
+
+
+class ErrorDetail(msgspec.Struct):
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class ErrorBody(msgspec.Struct):
+    error: ErrorDetail
 
 
 class OpenAIError(AssistError):
@@ -171,23 +238,14 @@ def session_for(owner: str, first_message: str) -> str:
     return "chat-" + hashlib.sha256(f"{owner}\n{first_message}".encode()).hexdigest()[:32]
 
 
-def completion(answer: Answer, session_id: str) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-{answer.trace.request_id}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": MODEL,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": answer.answer + cited(answer.sources)},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
-        "usage": _usage(answer),
-        "assist": engine_fields(answer, session_id),
-    }
+def completion(answer: Answer, session_id: str) -> Completion:
+    return Completion(
+        id=f"chatcmpl-{answer.trace.request_id}",
+        created=int(time.time()),
+        choices=[Choice(0, Message("assistant", answer.answer + cited(answer.sources)), "stop")],
+        usage=_usage(answer),
+        assist=engine_fields(answer, session_id),
+    )
 
 
 async def _chunks(
@@ -198,19 +256,19 @@ async def _chunks(
 ) -> AsyncIterator[str]:
     """`chat.completion.chunk`s: the role (with the route event in `assist`), one per token, the sources
     footer, the finish (with the whole `assist` field), the usage when asked, then `[DONE]`."""
-    base = {"id": f"chatcmpl-{session_id}-{int(time.time() * 1000)}", "created": int(time.time()), "model": MODEL}
+    chunk_id, now = f"chatcmpl-{session_id}-{int(time.time() * 1000)}", int(time.time())
+    base = Chunk(chunk_id, "chat.completion.chunk", now, MODEL, choices=[])
     try:
-        yield _sse(_chunk(base, {"role": "assistant", "content": ""}, assist={"route": on_wire(first)[1]}))
+        yield _sse(_chunk(base, Delta("assistant", ""), assist={"route": on_wire(first)[1]}))
         async for event in rest:
             if isinstance(event, TokenEvent):
-                yield _sse(_chunk(base, {"content": event.text}))
+                yield _sse(_chunk(base, Delta(content=event.text)))
             elif isinstance(event, DoneEvent):
                 if footer := cited(event.answer.sources):
-                    yield _sse(_chunk(base, {"content": footer}))
-                yield _sse(_chunk(base, {}, "stop", engine_fields(event.answer, session_id)))
+                    yield _sse(_chunk(base, Delta(content=footer)))
+                yield _sse(_chunk(base, Delta(), "stop", engine_fields(event.answer, session_id)))
                 if include_usage:
-                    counts = _usage(event.answer)
-                    yield _sse({**base, "object": "chat.completion.chunk", "choices": [], "usage": counts})
+                    yield _sse(msgspec.structs.replace(base, usage=_usage(event.answer)))
     except Exception as exc:  # the status line is sent: a failure can only be an error chunk
         log.exception("openai.stream_failed", error=type(exc).__name__)
         yield _sse(_error_body(500, f"{type(exc).__name__}: the answer could not be completed"))
@@ -220,26 +278,21 @@ async def _chunks(
 
 
 def _chunk(
-    base: dict[str, Any], delta: dict[str, Any], finish: str | None = None, assist: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    out = {
-        **base,
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-    }
-    return {**out, "assist": assist} if assist is not None else out
+    base: Chunk, delta: Delta, finish: str | None = None, assist: EngineFields | dict[str, Any] | None = None
+) -> Chunk:
+    return msgspec.structs.replace(base, choices=[ChunkChoice(0, delta, finish)], assist=assist)
 
 
-def _sse(obj: dict[str, Any]) -> str:
+def _sse(body: Chunk | ErrorBody) -> str:
     """One `data:` line's JSON (the event stream adds `data: ` and the blank line)."""
-    return msgspec.json.encode(obj).decode()
+    return msgspec.json.encode(body).decode()
 
 
-def _usage(answer: Answer) -> dict[str, int]:
+def _usage(answer: Answer) -> Usage:
     """Token counts as the model reported them (zero when no model answered)."""
     reported = usage(answer)
     prompt, completion_ = int(reported.get("prompt_eval_count", 0)), int(reported.get("eval_count", 0))
-    return {"prompt_tokens": prompt, "completion_tokens": completion_, "total_tokens": prompt + completion_}
+    return Usage(prompt, completion_, prompt + completion_)
 
 
 def _model() -> dict[str, Any]:
@@ -283,12 +336,12 @@ def _session_message(exc: Exception) -> str:
     return f"the session (X-Assist-Session header or `user` field) must be 1-128 of letters, digits and _ . : - ({exc})"
 
 
-def _error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+def _error_body(status: int, message: str, param: str | None = None, code: str | None = None) -> ErrorBody:
     kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    return ErrorBody(ErrorDetail(message, kind, param, code))
 
 
-def _error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+def _error(request: Request, exc: Exception) -> Response[ErrorBody]:
     """Every failure of these routes in OpenAI's shape, with the status the rest of the API gives it."""
     headers: dict[str, str] = {}
     if isinstance(exc, NotAuthorizedException):

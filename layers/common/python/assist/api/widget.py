@@ -15,7 +15,7 @@ limits before any work, and the admin routes of site keys.
   only to that key's origins. An answer carries `Access-Control-Allow-Origin` only when the request's origin
   passed the key's check.
 - Before a visitor's question is classified: the limits (widget/gate.py); each model call of its turn then
-  counts on the key's daily model budget (`Gate.spend`, the engine's `meter`).
+  counts on the key's daily model budget (`Gate.spend`, through the engine's gate, `Engine.gate`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from assist.api.admin import require_admin
 from assist.api.identity import VISITOR_SCOPE_KEY, caller
 from assist.contracts import AnswerEvent, Event, InvalidRequest, Site
 from assist.index.scope import narrowed
-from assist.lazy import Lazy
 from assist.logs import get_logger
 from assist.widget import keys
 from assist.widget.address import Addresses
@@ -45,7 +44,6 @@ from assist.widget.denied import DeniedVisitors
 from assist.widget.events import for_visitor
 from assist.widget.gate import Gate, TooManyRequests, WidgetRefused
 from assist.widget.signing import SigningKeys
-from assist.widget.store.backends import open_widget_store
 from assist.widget.tokens import (
     BadVisitorToken,
     Visitor,
@@ -57,6 +55,8 @@ from assist.widget.tokens import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from litestar.connection import ASGIConnection
     from litestar.handlers import BaseRouteHandler
     from litestar.types import ASGIApp, Receive, Scope, Send
@@ -81,13 +81,13 @@ class SessionRequest(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Widget:
-    def __init__(self, settings: Settings, store: WidgetStore | None = None) -> None:
+    def __init__(self, settings: Settings, gate: Gate) -> None:
         self.settings = settings
-        self.store: Lazy[WidgetStore] = Lazy(lambda: store or open_widget_store(settings))
-        self.gate = Gate(settings, self.store.get)
+        self.gate = gate  # the engine's (`Engine.gate`): the one its meter spends on
+        self.store: Callable[[], WidgetStore] = gate.store
         self.addresses = Addresses(settings.widget)
         self.signing = SigningKeys(settings)
-        self.denied = DeniedVisitors(self.store.get, settings.widget.key_cache_s)
+        self.denied = DeniedVisitors(self.store, settings.widget.key_cache_s)
 
     @staticmethod
     def visible(event: AnswerEvent) -> Event | None:
@@ -211,19 +211,19 @@ class Widget:
         @post("/v1/admin/keys", status_code=201, sync_to_thread=True, summary="Create a site key for the widget")
         def create_key(data: keys.NewKey, request: Request) -> dict[str, Any]:
             self._admin(request)
-            key = keys.create(self.store.get(), data)
+            key = keys.create(self.store(), data)
             self.gate.keys.put(key)
             return keys.view(key, settings)
 
         @get("/v1/admin/keys", sync_to_thread=True, summary="Every site key, with the limits in force")
         def list_keys(request: Request) -> dict[str, Any]:
             self._admin(request)
-            return {"keys": [keys.view(k, settings) for k in self.store.get().all_keys()]}
+            return {"keys": [keys.view(k, settings) for k in self.store().all_keys()]}
 
         @delete("/v1/admin/keys/{key:str}", status_code=200, sync_to_thread=True, summary="Revoke a site key")
         def revoke_key(key: str, request: Request) -> dict[str, Any]:
             self._admin(request)
-            revoked = keys.revoke(self.store.get(), key)
+            revoked = keys.revoke(self.store(), key)
             self.gate.keys.put(revoked)
             return keys.view(revoked, settings)
 
@@ -235,7 +235,7 @@ class Widget:
         )
         def deny_visitor(data: keys.DeniedVisitor, request: Request) -> dict[str, str]:
             self._admin(request)
-            return keys.deny(self.store.get(), data)
+            return keys.deny(self.store(), data)
 
         return [widget_session, create_key, list_keys, revoke_key, deny_visitor]
 

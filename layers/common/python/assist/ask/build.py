@@ -24,6 +24,8 @@ from assist.retrieve.corpus import Corpus
 from assist.retrieve.handle import handle_for
 from assist.retrieve.manifest import load
 from assist.sessions.backends import open_store
+from assist.widget.gate import Gate
+from assist.widget.store.backends import open_widget_store
 
 if TYPE_CHECKING:
     from assist.embed.base import Embedder
@@ -50,6 +52,7 @@ def build_parts(settings: Settings, dynamodb: Any = None, s3: Any = None) -> Par
         retriever=lazy_retriever(settings, embedder, index),
         corpus=lazy_corpus(settings, index),
         embedder=embedder,
+        gate=once(lambda: Gate(settings, once(lambda: open_widget_store(settings, dynamodb)))),
     )
 
 

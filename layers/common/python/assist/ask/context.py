@@ -18,7 +18,6 @@ from assist.answer.phrases import language, phrase
 from assist.contracts import (
     AnsweredBy,
     AnsweredFrom,
-    Asked,
     Chunk,
     CorpusMatch,
     CorpusStage,
@@ -189,7 +188,7 @@ def _from_model(state: TurnState, st: GenerateStage, gen: Generation, lang: str)
     state.route.model = gen.model
     st.model, st.answered_by, st.model_ms = gen.model, AnsweredBy(gen.slot), round(gen.model_ms, 2)
     st.usage = gen.usage
-    st.asked = msgspec.convert(gen.request, Asked)
+    st.asked = gen.request
     if state.request.force_answer:
         st.forced = True
     said_not_covered, text = marker.split(gen.text)

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from assist.retrieve.search import Retriever
     from assist.sessions.store import Store
     from assist.settings import Settings
+    from assist.widget.gate import Gate
 
 log = get_logger(__name__)
 MEMORY_SOURCES = 8
@@ -78,9 +79,6 @@ class Engine:
         self._opening_lock = threading.Lock()
         self._recorder = TurnRecorder(parts.store, self._submit)
         self._sessions = Sessions(parts.store)
-        #: a widget visitor's model calls: one call on its site key's daily budget, False when spent (the widget
-        #: sets it where visitors are served; elsewhere a visitor's turn follows `Site.models` alone)
-        self.meter: Callable[[str], bool] | None = None
         self._answering = Answering(self.context, self._recorder, parts.slots, self.prepay, self.charge, settings)
 
     # -- what the ways in read besides a turn -----------------------------------------
@@ -91,6 +89,13 @@ class Engine:
     def feedback(self, session_id: str, owner: str, turn: int, req: FeedbackRequest) -> Feedback:
         """A person's verdict on one of their turns, recorded (or replaced)."""
         return self._sessions.feedback(session_id, owner, turn, req)
+
+    def gate(self) -> Gate:
+        """The widget's gate (site keys, visitors' limits, each key's daily model budget): the one this engine
+        meters a visitor's model calls with, for the widget's routes to guard visitors with (one cache of keys)."""
+        if self._parts.gate is None:
+            raise RuntimeError("this engine was built without a widget gate (build_parts gives one)")
+        return self._parts.gate()
 
     def store(self) -> Store:
         """The session store (the one SESSION_STORE names), opened on first use: the insights page reads it."""
@@ -166,10 +171,12 @@ class Engine:
 
     def charge(self, state: TurnState) -> Charge | None:
         """What each model call of the turn is counted on (`assist.llm.charge`, ADR 0115): a widget visitor's key's
-        daily budget through `meter`; its first refusal ends the turn's model calls. None: nothing to count."""
-        site, meter = state.site, self.meter
-        if site is None or meter is None:
+        daily budget through the widget's gate (`Gate.spend`); its first refusal ends the turn's model calls. None:
+        nothing to count."""
+        site = state.site
+        if site is None or self._parts.gate is None:
             return None
+        meter = self._parts.gate().spend
 
         def spend() -> bool:
             site.models = site.models and meter(site.key)
@@ -185,6 +192,9 @@ class Engine:
         return self.model_call(state) and (charge is None or charge())
 
     def retrieve(self, state: TurnState) -> TurnState:
+        """The retrieve stage: the routed turn searched within its budget (a cold index gets the longer one), the
+        verdict on what was found, or, for a CONVERSATIONAL turn, the passages its session cited. Never raises
+        for a slow or failing index: the result is empty and `degraded` says why."""
         route = _route(state)
         with stage(state, contracts.RetrieveStage()) as st:
             query = route.retrieval_query or state.request.message
@@ -271,6 +281,7 @@ class Engine:
         return state
 
     def ask(self, req: AskRequest, owner: str = "anonymous") -> Answer:
+        """One turn in this process: prepared (classified, searched where routed) and answered whole."""
         return self.answer(self.prepare(req, owner))
 
     def answer(self, state: TurnState) -> Answer:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from assist.retrieve.corpus import Corpus
     from assist.retrieve.search import Retriever
     from assist.sessions.store import Store
+    from assist.widget.gate import Gate
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,5 @@ class Parts:
     retriever: Callable[[], Retriever]  # the live index version's, followed as it moves (ADR 0067)
     corpus: Callable[[], Corpus | None] | None = None  # the index's manifest (ADR 0042); None: no corpus questions
     embedder: Callable[[], Embedder] | None = None  # the classifier's and the retriever's, shared with insights
+    #: the widget's gate, whose `spend` meters a visitor's model calls on its key's daily budget; None: no visitors
+    gate: Callable[[], Gate] | None = None

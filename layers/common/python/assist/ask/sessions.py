@@ -34,6 +34,6 @@ class Sessions:
         """Record (or replace) a person's feedback on one of their turns."""
         at = datetime.now(UTC).isoformat(timespec="milliseconds")
         fb = Feedback(rating=req.rating, at=at, type=req.type, comment=req.comment)
-        self._store().set_feedback(session_id, owner, turn, msgspec.to_builtins(fb))
+        self._store().set_feedback(session_id, owner, turn, fb)
         log.info("feedback.recorded", session_id=session_id, turn=turn, rating=req.rating, type=req.type)
         return fb

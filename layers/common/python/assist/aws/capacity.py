@@ -8,10 +8,13 @@ eventually consistent read costs half, a strongly consistent one the full unit.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 
-def attr_size(value: dict[str, Any]) -> int:
+def attr_size(value: AttributeValueTypeDef) -> int:
     ((kind, v),) = value.items()
     if kind in ("S", "B"):
         return len(v.encode() if isinstance(v, str) else v)
@@ -26,14 +29,14 @@ def attr_size(value: dict[str, Any]) -> int:
     return sum(len(str(x)) for x in v)  # sets
 
 
-def item_size(item: dict[str, Any]) -> int:
+def item_size(item: dict[str, AttributeValueTypeDef]) -> int:
     return sum(len(name) + attr_size(value) for name, value in item.items())
 
 
-def query_units(items: list[dict[str, Any]], consistent: bool = False) -> float:
+def query_units(items: list[dict[str, AttributeValueTypeDef]], consistent: bool = False) -> float:
     units = math.ceil(sum(item_size(i) for i in items) / 4096) or 1
     return units * (1.0 if consistent else 0.5)
 
 
-def batch_get_units(items: list[dict[str, Any]], consistent: bool = False) -> float:
+def batch_get_units(items: list[dict[str, AttributeValueTypeDef]], consistent: bool = False) -> float:
     return sum(math.ceil(item_size(i) / 4096) or 1 for i in items) * (1.0 if consistent else 0.5)

@@ -24,8 +24,10 @@ from assist.index.scope import ScopeRule
 from assist.index.store import IndexUnavailable, connect, current, doc_hashes, doc_scopes, read_docs
 from assist.logs import get_logger
 from assist.sources import validators
+from assist.sources.resolve import resolved
 from assist.sources.spec import SourceError, SourceSpec
 from assist.sources.sync import read_source
+from assist.sources.validators import Validators
 
 if TYPE_CHECKING:
     from assist.build.files import Files
@@ -43,11 +45,11 @@ class Plan(msgspec.Struct, kw_only=True):
     removed: list[str]  # documents no source gives any more
     kept: list[str]  # documents a source found unchanged without fetching them: the index keeps its rows
     entries: dict[str, manifest.Entry]
-    validators: dict[str, dict[str, Any]]
-    previous_validators: dict[str, dict[str, Any]]
+    validators: Validators
+    previous_validators: Validators
     shards: list[str]  # shard keys
     chunks: int  # chunks in the shards
-    sources: list[dict[str, Any]]  # what each source gave (the report's per-source counts)
+    sources: list[dict[str, str | int | float]]  # what each source gave: location, kind and its counts (the report's)
     scopes: dict[str, Scope] = msgspec.field(default_factory=dict)  # doc_id → its scope, for those that have one
 
     @property
@@ -73,8 +75,8 @@ class Sourced(msgspec.Struct, kw_only=True):
 
     docs: dict[str, tuple[str, list[DocChunk] | None]]
     entries: dict[str, manifest.Entry] = msgspec.field(default_factory=dict)
-    validators: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
-    sources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    validators: Validators = msgspec.field(default_factory=dict)
+    sources: list[dict[str, str | int | float]] = msgspec.field(default_factory=list)
     rules: dict[str, ScopeRule] = msgspec.field(default_factory=dict)  # doc_id → its source's scope rule
 
 
@@ -85,11 +87,9 @@ def of_specs(specs: list[SourceSpec], settings: Settings) -> Source:
     return lambda previous, indexed: read_sources(specs, settings, previous, indexed)
 
 
-def read_sources(
-    specs: list[SourceSpec], settings: Settings, previous: dict[str, dict[str, Any]], indexed: dict[str, str]
-) -> Sourced:
+def read_sources(specs: list[SourceSpec], settings: Settings, previous: Validators, indexed: dict[str, str]) -> Sourced:
     out = Sourced(docs={})
-    for spec in specs:
+    for spec in map(resolved, specs):
         read = read_source(spec, settings, previous, indexed)
         for page in read.pages:
             if page.doc_id in out.docs:
@@ -102,14 +102,12 @@ def read_sources(
             if page.entry is not None:
                 out.entries[page.doc_id] = page.entry
         out.validators |= read.validators
-        out.sources.append(
-            {"location": spec.location, "kind": spec.resolved().kind, "documents": len(read.pages)} | read.counts
-        )
+        out.sources.append({"location": spec.location, "kind": spec.kind, "documents": len(read.pages)} | read.counts)
     return out
 
 
 #: what a build indexes: given the validators the last build kept and {doc_id: hash} the index holds, the documents
-Source = Callable[[dict[str, dict[str, Any]], dict[str, str]], Sourced]
+Source = Callable[[Validators, dict[str, str]], Sourced]
 
 
 def plan_docs(

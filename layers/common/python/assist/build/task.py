@@ -11,12 +11,14 @@ from assist.aws import s3_uri
 from assist.aws.clients import client, index_s3
 from assist.build import plan as plans
 from assist.build.commit import commit
+from assist.build.event import BuildEvent, Embedded, ItemsAt, Planned
 from assist.build.files import BUILD_DIR, build_files
 from assist.build.run import reuse_from, sync_sources
 from assist.build.worker import embed_shard
 from assist.contracts import InvalidRequest
 from assist.embed import build_embedder
-from assist.sources.spec import SourceError, SourceSpec, load_file, load_text
+from assist.sources.resolve import load_file, load_text
+from assist.sources.spec import SourceError, SourceSpec
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -27,23 +29,24 @@ class ShardIncomplete(RuntimeError):
     shard again, and the next attempt starts where this one stopped."""
 
 
-def run(settings: Settings, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
-    step = payload.get("step") or "sync"
+def run(settings: Settings, event: BuildEvent, end: float | None = None) -> Planned | Embedded | dict[str, Any]:
+    """The step's answer; the whole sync's and the commit's is the build's report (`build.run.sync_sources`)."""
+    step = event.step or "sync"
     if step not in STEPS:
         raise InvalidRequest(f"unknown step {step!r}; expected one of {', '.join(STEPS)}")
-    return STEPS[step](settings, payload, end)
+    return STEPS[step](settings, event, end)
 
 
-def sync(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
-    """`payload.sources_file` overrides SOURCES_FILE (a scheduled event carries none)."""
-    specs = sources(settings, payload)
+def sync(settings: Settings, event: BuildEvent, end: float | None) -> dict[str, Any]:
+    """`sources_file` overrides SOURCES_FILE (a scheduled event carries none)."""
+    specs = sources(settings, event.sources_file)
     return sync_sources(specs, settings, build_embedder(settings), progress=False, s3=index_s3(settings), end=end)
 
 
-def plan(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
+def plan(settings: Settings, event: BuildEvent, end: float | None) -> Planned:
     """The Map's input: the build's id, where its items are (`items`: bucket and key, for the ItemReader: beside
     the index on S3, or in the data bucket for an index in a directory) and how many workers at once."""
-    specs = sources(settings, payload.get("request") or {})
+    specs = sources(settings, event.request.sources_file if event.request else "")
     s3 = index_s3(settings)
     files = build_files(settings.index.uri, s3)
     made = plans.plan_docs(plans.of_specs(specs, settings), settings, files, build_embedder(settings).id, s3)
@@ -52,30 +55,24 @@ def plan(settings: Settings, payload: dict[str, Any], end: float | None) -> dict
     else:
         bucket, key = settings.aws.bucket, f"{BUILD_DIR}/{made.items_key}"
         client("s3", settings).put_object(Bucket=bucket, Key=key, Body=files.get(made.items_key) or b"[]")
-    return {
-        "build": made.build,
-        "shards": len(made.shards),
-        "chunks": made.chunks,
-        "items": {"Bucket": bucket, "Key": key},
-        "max_concurrency": settings.index.build_concurrency,
-    }
+    return Planned(made.build, len(made.shards), made.chunks, ItemsAt(bucket, key), settings.index.build_concurrency)
 
 
-def embed(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
-    key = payload.get("shard")
-    if not isinstance(key, str) or not key:
+def embed(settings: Settings, event: BuildEvent, end: float | None) -> Embedded:
+    key = event.shard
+    if not key:
         raise InvalidRequest('an embed step names its shard: {"step": "embed", "shard": KEY}')
     files = build_files(settings.index.uri, index_s3(settings))
-    index = str(payload.get("index") or settings.index.uri)
+    index = event.index or settings.index.uri
     done = embed_shard(files, key, build_embedder(settings), reuse_from(settings, index), end)
     if not done.complete:
         raise ShardIncomplete(f"shard {key}: {done.embedded} chunks embedded before the deadline, the rest next time")
-    return {"shard": key, "chunks": done.chunks, "embedded": done.embedded}
+    return Embedded(key, done.chunks, done.embedded)
 
 
-def commit_step(settings: Settings, payload: dict[str, Any], end: float | None) -> dict[str, Any]:
-    build = payload.get("build")
-    if not isinstance(build, str) or not build:
+def commit_step(settings: Settings, event: BuildEvent, end: float | None) -> dict[str, Any]:
+    build = event.build
+    if not build:
         raise InvalidRequest('a commit step names its build: {"step": "commit", "build": ID}')
     s3 = index_s3(settings)
     files = build_files(settings.index.uri, s3)
@@ -85,8 +82,9 @@ def commit_step(settings: Settings, payload: dict[str, Any], end: float | None) 
 STEPS = {"sync": sync, "plan": plan, "embed": embed, "commit": commit_step}
 
 
-def sources(settings: Settings, payload: dict[str, Any]) -> list[SourceSpec]:
-    where = str(payload.get("sources_file") or settings.sources.file)
+def sources(settings: Settings, sources_file: str) -> list[SourceSpec]:
+    """The sources of `sources_file` (a path or s3://bucket/key), else of SOURCES_FILE."""
+    where = sources_file or settings.sources.file
     if not where:
         raise SourceError("no sources file: set SOURCES_FILE (a path or s3://bucket/key)")
     if where.startswith("s3://"):

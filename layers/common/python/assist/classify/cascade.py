@@ -29,6 +29,7 @@ NO_CLASSIFIER_CONFIDENCE = 0.25
 
 
 def route_for(qtype: QueryType, layer: Layer, confidence: float, reason: str, settings: Settings) -> Route:
+    """The route of a decided type: the layer that decided it and why, and the model slot and model it goes to."""
     slot = qtype.model_slot
     model = settings.ollama.model_name if slot is Slot.MAIN else settings.ollama.light_model
     return Route(type=qtype, layer=layer, confidence=confidence, reason=reason, model_slot=slot, model=model)

@@ -59,5 +59,6 @@ class EmbeddingLayer:
         return self._embedder.embed([message])[0]
 
     def predict(self, message: str, history: Sequence[IntentEntry]) -> Prediction:
+        """The classifier's probabilities for the message, the session's last type weighing in (its history)."""
         vector = self.embed(message)
         return self.model.predict(vector, message, [h.type.value for h in history])

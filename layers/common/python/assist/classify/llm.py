@@ -140,6 +140,8 @@ class LLMClassifier:
         return cls(client, model, budget, call_errors(), asking)
 
     def classify(self, message: str, history: Sequence[IntentEntry]) -> LLMDecision:
+        """The model's label for the message, within `budget_s` for both attempts together (a reply it cannot
+        parse is asked once more); LLMClassifierFailed when it gives none in time."""
         deadline = time.monotonic() + self.budget_s
         messages = build_messages(message, history)
         for attempt in (1, 2):

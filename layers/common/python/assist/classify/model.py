@@ -202,6 +202,8 @@ class ClassifierModel:
         return float((self.centroids @ vector).max() / max(float(np.linalg.norm(vector)), 1e-12))
 
     def predict(self, vector: np.ndarray, text: str, history_types: Sequence[str] = ()) -> Prediction:
+        """The label and its probability for an embedded message; a reference head (`@inherit`) gives its share
+        to the session's previous type."""
         hp = self.head_probs(self.logits(vector, text))[None, :]
         similarity = self.similarity(vector)
         probs, inherited = resolve(hp, self.heads, self.classes, [previous_type(history_types)], self.history_prior)

@@ -69,6 +69,7 @@ class Registry:
         return f"{self.root}/{version}.json"
 
     def load(self, version: str) -> ClassifierModel:
+        """A stored model by version, refused if its bytes no longer hash to it (`ClassifierModel.load`)."""
         return ClassifierModel.load(self.artifact(version), s3=self.s3, version=version)
 
     def add(self, model: ClassifierModel) -> str:
@@ -82,16 +83,19 @@ class Registry:
         return self._store.write(f"{version}{DECISION}", data)
 
     def decision(self, version: str) -> dict[str, Any] | None:
+        """The promotion decision kept beside a version, or None when it was stored without one."""
         try:
             return json.loads(self._store.read(f"{version}{DECISION}"))
         except FileNotFoundError:
             return None
 
     def versions(self) -> list[str]:
+        """Every stored version."""
         return [n.removesuffix(".json") for n in self._store.names(".json") if not n.endswith(DECISION)]
 
     # -- the pointer --------------------------------------------------------------------
     def current(self) -> Pointer | None:
+        """The pointer to the current model, its earlier ones and the last action; None before any promotion."""
         try:
             raw = self._store.read(POINTER)
         except FileNotFoundError:
@@ -111,6 +115,7 @@ class Registry:
             ) from exc
 
     def current_version(self) -> str:
+        """The current model's version; RegistryError, saying how to promote one, when there is none."""
         pointer = self.current()
         if pointer is None:
             raise RegistryError(

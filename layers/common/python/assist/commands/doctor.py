@@ -6,9 +6,11 @@ import argparse
 import sys
 from typing import Any
 
+import msgspec
+
 from assist.commands import HELP
 from assist.commands.common import emit, settings
-from assist.doctor import doctor
+from assist.doctor import Report, doctor
 
 COLUMNS = ("use", "host", "model", "present", "capabilities", "trained", "num_ctx", "num_predict", "think", "ok")
 
@@ -22,41 +24,41 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     result = doctor(settings())
     if args.json:
-        emit(result)
+        emit(msgspec.to_builtins(result))
     else:
         sys.stdout.write(text(result))
-    return 0 if result["ok"] else 1
+    return 0 if result.ok else 1
 
 
-def text(result: dict[str, Any]) -> str:
+def text(result: Report) -> str:
     rows = [
         [
-            r["use"] + ("" if r["active"] else " (off)"),
-            r["host"],
-            r["model"],
-            "unreachable" if not r["reachable"] else r["present"],
-            ",".join(r["capabilities"]) or None,
-            r["context_length"],
-            r["num_ctx"],
-            r["num_predict"],
-            r["think"],
-            r["ok"],
+            r.use + ("" if r.active else " (off)"),
+            r.host,
+            r.model,
+            "unreachable" if not r.reachable else r.present,
+            ",".join(r.capabilities) or None,
+            r.context_length,
+            r.num_ctx,
+            r.num_predict,
+            r.think,
+            r.ok,
         ]
-        for r in result["models"]
+        for r in result.models
     ]
-    versions = {r["host"]: r["version"] for r in result["models"]}
+    versions = {r.host: r.version for r in result.models}
     notes = [f"host {h}: Ollama {v or 'unreachable'}" for h, v in versions.items()]
-    notes += [f"{r['use']}: {r['problem']}" for r in result["models"] if r["problem"]]
-    for part in ("embedder", "index"):
-        state = result[part]
-        facts = ", ".join(f"{k}={v}" for k, v in state.items() if k not in ("ok", "problem", "calibration"))
+    notes += [f"{r.use}: {r.problem}" for r in result.models if r.problem]
+    for part, state in (("embedder", result.embedder), ("index", result.index)):
+        shown = msgspec.to_builtins(state)  # the fields it has (unset ones are not written)
+        facts = ", ".join(f"{k}={v}" for k, v in shown.items() if k not in ("ok", "problem", "calibration"))
         notes.append(
-            f"{part}: {'ok' if state['ok'] else 'PROBLEM'} ({facts})"
-            + (f": {state['problem']}" if state.get("problem") else "")
+            f"{part}: {'ok' if state.ok else 'PROBLEM'} ({facts})" + (f": {state.problem}" if state.problem else "")
         )
-    if result["index"].get("state") == "ready":
-        notes.append(f"verdict: {verdict_line(result['index'].get('calibration'))}")
-    notes.append("all good" if result["ok"] else "something a question needs is missing (above)")
+    if result.index.state == "ready":
+        calibration = result.index.calibration
+        notes.append(f"verdict: {verdict_line(calibration if isinstance(calibration, dict) else None)}")
+    notes.append("all good" if result.ok else "something a question needs is missing (above)")
     return "\n".join([*table([COLUMNS, *rows]), *notes]) + "\n"
 
 

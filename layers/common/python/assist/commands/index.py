@@ -9,7 +9,8 @@ from assist.commands.common import emit, settings
 from assist.embed import build_embedder
 from assist.errors import AssistError
 from assist.index.publish import publish, rollback
-from assist.sources.spec import SourceError, SourceSpec, load_file
+from assist.sources.resolve import kind_names, load_file, resolved
+from assist.sources.spec import SourceError, SourceSpec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     ix.add_argument("locations", nargs="*", metavar="URL|PATH", help="sources; the index holds exactly these")
     ix.add_argument("--sources", help="a YAML sources file (default: SOURCES_FILE), read after the locations")
-    ix.add_argument("--kind", choices=["folder", "repo", "site", "openapi", "pdf"], help="instead of guessing")
+    ix.add_argument("--kind", choices=kind_names(), help="instead of guessing")
     ix.add_argument("--base-url", default="", help="folder/repo: where the files are published ({path}, {stem})")
     ix.add_argument("--prefix", default="", help="put before every document id of these locations")
     ix.add_argument("--index", help="index URI: a directory or s3://bucket/prefix (default: INDEX_URI)")
@@ -48,11 +49,9 @@ def positive(text: str) -> int:
     return value
 
 
-def specs_of(args: argparse.Namespace, sources_file: str) -> list:
-    specs = [
-        SourceSpec(loc, kind=args.kind or "", base_url=args.base_url, prefix=args.prefix).resolved()
-        for loc in args.locations
-    ]
+def specs_of(args: argparse.Namespace, sources_file: str) -> list[SourceSpec]:
+    given = {"kind": args.kind, "base_url": args.base_url, "prefix": args.prefix}
+    specs = [resolved(given | {"location": loc}) for loc in args.locations]
     if args.sources or (sources_file and not specs):
         specs += load_file(args.sources or sources_file)
     if not specs:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assist.aws.clients import index_s3
 from assist.commands import HELP
@@ -17,6 +17,9 @@ from assist.index.calibration import live
 from assist.insights.gather import gather
 from assist.insights.render import build
 from assist.sessions.backends import open_store
+
+if TYPE_CHECKING:
+    from assist.sessions.store import HistoryRecord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,21 +62,21 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def review(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def review(entries: list[HistoryRecord]) -> list[dict[str, Any]]:
     """Thumbs-down turns, newest feedback first; messages and comments redacted."""
-    down = [e for e in entries if (e.get("feedback") or {}).get("rating") == "down"]
+    down = [(e, e.feedback) for e in entries if e.feedback and e.feedback.rating == "down"]
     return [
         {
-            "at": e["feedback"]["at"],
-            "session_id": e["session_id"],
-            "turn": int(e["turn"]),
-            "message": redact(e["message"]),
-            "routed": {"type": e["type"], "layer": e["layer"], "confidence": float(e["confidence"])},
-            "retrieval_confidence": e.get("retrieval_confidence"),
-            "user_type": e["feedback"].get("type"),
-            **({"comment": redact(e["feedback"]["comment"])} if e["feedback"].get("comment") else {}),
+            "at": fb.at,
+            "session_id": e.session_id,
+            "turn": e.turn,
+            "message": redact(e.message),
+            "routed": {"type": e.type, "layer": e.layer, "confidence": e.confidence},
+            "retrieval_confidence": e.retrieval_confidence,
+            "user_type": fb.type,
+            **({"comment": redact(fb.comment)} if fb.comment else {}),
         }
-        for e in sorted(down, key=lambda e: e["feedback"]["at"], reverse=True)
+        for e, fb in sorted(down, key=lambda pair: pair[1].at, reverse=True)
     ]
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import ollama
 
 from assist.embed.base import EmbedderError
 from assist.ollama_client import bearer
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
 
 
 class OllamaEmbedder:
@@ -17,6 +22,14 @@ class OllamaEmbedder:
         self._model = model
         self.id = f"ollama:{model}"
         self.dim = dim or len(self.embed(["dimension probe"])[0])
+
+    @classmethod
+    def from_settings(cls, settings: Settings, name: str, argument: str) -> OllamaEmbedder:
+        """EMBEDDER=ollama:<model>, from the Ollama host the settings name."""
+        if not argument:
+            raise EmbedderError("EMBEDDER=ollama needs a model: 'ollama:<model>'")
+        o = settings.ollama
+        return cls(host=o.host, model=argument, timeout_s=o.timeout_s, api_key=o.api_key)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnxruntime as ort
@@ -11,6 +12,9 @@ from tokenizers import Tokenizer
 
 from assist.embed.base import EmbedderError
 from assist.embed.files import CARD_FILE, INT8_MODEL_FILE, MODEL_FILE, TOKENIZER_FILE
+
+if TYPE_CHECKING:
+    from assist.settings import Settings
 
 # sentence-transformers' max_seq_length for this model; the shipped tokenizer.json says 128
 # with fixed padding, which silently changes long-text vectors.
@@ -25,6 +29,12 @@ class OnnxEmbedder:
         self._inputs = {i.name for i in session.get_inputs()}
         self.id = f"onnx:{name}"
         self.dim = dim
+
+    @classmethod
+    def from_settings(cls, settings: Settings, name: str, argument: str) -> OnnxEmbedder:
+        """EMBEDDER=minilm, or minilm-int8 for the quantized copy."""
+        threads = settings.embed.threads or None
+        return cls.load(settings.embed.model_dir, threads=threads, int8=name.endswith("-int8"))
 
     @classmethod
     def load(cls, model_dir: str | Path, threads: int | None = None, int8: bool = False) -> OnnxEmbedder:

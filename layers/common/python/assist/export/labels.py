@@ -16,25 +16,27 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from assist import metrics
 from assist.aws.clients import client
-from assist.contracts import Layer
+from assist.contracts import Layer, QueryType, UncertainReason
 from assist.export.hash_key import hash_key
 from assist.export.redact import redact
 from assist.export.sink import open_sink
 from assist.logs import get_logger
 from assist.sessions.backends import open_store
-from assist.sessions.keys import EXPORT_KEY
+from assist.sessions.items import HistoryEntry
 
 if TYPE_CHECKING:
     from assist.export.sink import Sink
-    from assist.sessions.store import ExportWatermark, SessionStore, Store
+    from assist.sessions.store import ExportWatermark, HistoryRecord, SessionStore, Store
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -52,6 +54,42 @@ class ExportResult:
     seconds: float = 0.0
     resumed: bool = False
     threshold: int = 0
+
+
+class LabelFeedback(msgspec.Struct):
+    """What a person said of the turn, its comment redacted (unset: none, or an empty one)."""
+
+    rating: str
+    type: QueryType | None  # the type they say the question was
+    at: str
+    comment: str | UnsetType = UNSET
+
+
+class LabelRecord(msgspec.Struct):
+    """One line of the export: a turn, its session hashed and its text redacted, labelled by the router or by a
+    person. A type a person picked is the label (`label_source: "user"`), the router's stays as `routed_type`;
+    `revision` grows with each feedback, so a reader keeps an id's highest one. Unset fields are not written."""
+
+    schema: int
+    id: str
+    session: str
+    turn: int
+    time: str
+    message: str
+    type: QueryType
+    layer: Layer
+    confidence: float
+    # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
+    self_labeled: bool
+    history: list[HistoryEntry]
+    label_source: str = "router"
+    revision: int = 0
+    feedback: LabelFeedback | UnsetType = UNSET
+    routed_type: QueryType | UnsetType = UNSET
+    # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
+    uncertain: UncertainReason | UnsetType = UNSET
+    # an anonymous widget visitor's turn, by its site key: training leaves it out unless asked
+    site_key: str | UnsetType = UNSET
 
 
 def session_hash(session_id: str, key: str) -> str:
@@ -83,7 +121,7 @@ class LabelExporter:
         start = pending.start if pending else mark.watermark or _iso(now - timedelta(days=self._s.sessions.ttl_days))
         end = pending.end if pending else _iso(now - timedelta(seconds=self._s.export.settle_s))
         entries = self.entries(start, end) if end > start else []
-        sessions = {e["session_id"] for e in entries}
+        sessions = {e.session_id for e in entries}
         result = ExportResult(
             sessions=len(sessions),
             records=0,
@@ -100,7 +138,7 @@ class LabelExporter:
         records = self._records(entries)
         parts: dict[str, list[str]] = {}
         for rec in records:
-            parts.setdefault(part_name(rec["time"][:10], start, end), []).append(json.dumps(rec, ensure_ascii=False))
+            parts.setdefault(part_name(rec.time[:10], start, end), []).append(msgspec.json.encode(rec).decode())
         if not pending:
             self._mark.claim_export(mark.watermark, start, end, sorted(parts))
         for name, lines in sorted(parts.items()):
@@ -110,9 +148,9 @@ class LabelExporter:
         result.records, result.watermark, result.exported = len(records), end, True
         return self._done(result, t0)
 
-    def entries(self, start: str, end: str) -> list[dict[str, Any]]:
+    def entries(self, start: str, end: str) -> list[HistoryRecord]:
         """Intent-history items whose export key lies strictly between start and end: the days' pages."""
-        out: list[dict[str, Any]] = []
+        out: list[HistoryRecord] = []
         day = datetime.fromisoformat(start[:10]).date()
         while day.isoformat() <= end[:10]:
             for page in self._store.history_pages(day.isoformat(), after=start, before=end):
@@ -120,31 +158,16 @@ class LabelExporter:
             day += timedelta(days=1)
         return out
 
-    def _records(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _records(self, entries: list[HistoryRecord]) -> list[LabelRecord]:
         records, key = [], hash_key(self._s)
-        for e in sorted(entries, key=lambda e: e[EXPORT_KEY]):
-            sid = session_hash(e["session_id"], key)
-            records.append(
-                {
-                    "schema": SCHEMA_VERSION,
-                    "id": f"{sid}:{int(e['turn'])}",
-                    "session": sid,
-                    "turn": int(e["turn"]),
-                    "time": e["created_at"],
-                    "message": redact(e["message"]),
-                    "type": e["type"],
-                    "layer": e["layer"],
-                    "confidence": float(e["confidence"]),
-                    # the embedding layer's own decisions: training leaves them out (no learning from its guesses)
-                    "self_labeled": e["layer"] == Layer.EMBEDDING,
-                    "history": [{"type": h["type"], "topic": redact(h["topic"])} for h in e.get("history", [])],
-                    **user_label(e),
-                    # the docs did not cover it (the evidence's verdict or the model's own): a gap, and a signal
-                    **({"uncertain": e["uncertain"]} if e.get("uncertain") else {}),
-                    # an anonymous widget visitor's turn, by its site key: training leaves it out unless asked
-                    **({"site_key": e["site_key"]} if e.get("site_key") else {}),
-                }
-            )
+        for e in sorted(entries, key=lambda e: e.export_key):
+            sid = session_hash(e.session_id, key)
+            record = LabelRecord(
+                SCHEMA_VERSION, f"{sid}:{e.turn}", sid, e.turn, e.created_at, redact(e.message), e.type, e.layer,
+                e.confidence, e.layer == Layer.EMBEDDING, [HistoryEntry(h.type, redact(h.topic)) for h in e.history],
+                uncertain=e.uncertain or UNSET, site_key=e.site_key or UNSET,
+            )  # fmt: skip
+            records.append(user_label(record, e))
         return records
 
     def _done(self, result: ExportResult, t0: float) -> ExportResult:
@@ -163,26 +186,17 @@ class LabelExporter:
         return result
 
 
-def user_label(entry: dict[str, Any]) -> dict[str, Any]:
-    """What a person said about the turn. A type they picked is the record's label (`label_source: "user"`), the
-    router's stays as `routed_type`; `revision` grows with each feedback, so a reader keeps an id's highest one
-    (feedback moves the turn's export key: the next export carries the turn again). Comments are redacted."""
-    feedback = entry.get("feedback")
-    if not feedback:
-        return {"label_source": "router", "revision": 0}
-    out: dict[str, Any] = {
-        "label_source": "router",
-        "revision": int(entry.get("feedback_version", 0)),
-        "feedback": {
-            "rating": feedback["rating"],
-            "type": feedback.get("type"),
-            "at": feedback["at"],
-            **({"comment": redact(feedback["comment"])} if feedback.get("comment") else {}),
-        },
-    }
-    if feedback.get("type"):
-        out.update(label_source="user", type=feedback["type"], routed_type=entry["type"])
-    return out
+def user_label(record: LabelRecord, entry: HistoryRecord) -> LabelRecord:
+    """The record with what a person said about the turn (feedback moves the turn's export key: the next export
+    carries the turn again, one revision on). Comments are redacted."""
+    fb = entry.feedback
+    if fb is None:
+        return record
+    said = LabelFeedback(fb.rating, fb.type, fb.at, redact(fb.comment) if fb.comment else UNSET)
+    labelled = msgspec.structs.replace(record, revision=entry.feedback_version, feedback=said)
+    if fb.type:
+        return msgspec.structs.replace(labelled, label_source="user", type=fb.type, routed_type=record.type)
+    return labelled
 
 
 def _iso(t: datetime) -> str:

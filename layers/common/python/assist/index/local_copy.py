@@ -24,6 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+from msgspec import UNSET, UnsetType
+
 from assist.aws import s3_uri
 from assist.logs import get_logger
 
@@ -77,6 +80,17 @@ def fetch(s3: Any, uri: str, listing: Listing, into: Path, threads: int = FETCH_
     into.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(one, listing.objects))
+
+
+class Reading(msgspec.Struct):
+    """How the functions read a live version on S3 (ADR 0095): a local copy or S3 itself, the version's size
+    against the copy's limit, and why S3 (unset: not looked at)."""
+
+    read: str  # copy, s3
+    mb: float | UnsetType = UNSET
+    limit_mb: int | UnsetType = UNSET
+    copy_dir: str | UnsetType = UNSET
+    why: str | UnsetType = UNSET
 
 
 class LocalCopies:
@@ -135,19 +149,14 @@ class LocalCopies:
             f"{self._limit / MB:.0f} MB allowed of INDEX_EPHEMERAL_MB (free {free / MB:.0f} MB): read from S3"
         )
 
-    def plan(self, live: str) -> dict[str, Any]:
+    def plan(self, live: str) -> Reading:
         """How a reader would read `live`, without fetching it (`assist doctor`)."""
         if self._version(live) is None:
-            return {"read": "s3", "why": "unpublished: the index built in place changes under its name"}
+            return Reading("s3", why="unpublished: the index built in place changes under its name")
         listing = list_version(self._s3, live)
         why = self.misfit(listing)
-        return {
-            "read": "s3" if why else "copy",
-            "mb": round(listing.bytes / MB, 1),
-            "limit_mb": round(self._limit / MB),
-            "copy_dir": str(self.dir),
-            **({"why": why} if why else {}),
-        }
+        mb, limit_mb = round(listing.bytes / MB, 1), round(self._limit / MB)
+        return Reading("s3" if why else "copy", mb, limit_mb, str(self.dir), why or UNSET)
 
     def state(self) -> dict[str, Any]:
         """What is served and why (`assist doctor`)."""

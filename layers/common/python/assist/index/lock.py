@@ -11,7 +11,6 @@ whose process is gone is recognised as dead at once: a killed `assist index` blo
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
@@ -20,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from assist.aws import s3_uri
 from assist.aws.errors import client_error
@@ -37,31 +38,34 @@ class IndexBusy(AssistError, RuntimeError):
     """Another writer holds the index's lease."""
 
 
+class Lease(msgspec.Struct):
+    """The writer lease's file: who holds it, on which machine (its boot id) and process, and until when (epoch
+    seconds). A lease read back may come from another version of assist: a field it lacks reads as unknown."""
+
+    holder: str = "?"
+    boot: str = ""
+    pid: int = 0
+    expires_at: float = 0.0
+
+
 @contextmanager
-def writer_lease(
-    uri: str, s3: Any = None, ttl_s: float = TTL_S, until: float | None = None
-) -> Iterator[dict[str, Any]]:
+def writer_lease(uri: str, s3: Any = None, ttl_s: float = TTL_S, until: float | None = None) -> Iterator[Lease]:
     """Hold the index's writer lease for the duration of the block; IndexBusy if someone else holds it.
     `until`: when the holder itself ends (epoch seconds; a Lambda's deadline), if sooner than the TTL."""
     expires = time.time() + ttl_s
-    lease = {
-        "holder": f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
-        "boot": _boot_id(),
-        "pid": os.getpid(),
-        "expires_at": min(expires, until) if until is not None else expires,
-    }
+    holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    lease = Lease(holder, _boot_id(), os.getpid(), min(expires, until) if until is not None else expires)
     store = _S3Lease(uri, s3) if uri.startswith("s3://") else _FileLease(uri)
     for attempt in (1, 2):
-        if store.create(json.dumps(lease)):
+        if store.create(msgspec.json.encode(lease)):
             break
         held = store.read()
         if attempt == 1 and held is not None and (why := _dead(held)):
-            log.warning("index.lease_taken_over", uri=uri, stale_holder=held.get("holder"), why=why)
+            log.warning("index.lease_taken_over", uri=uri, stale_holder=held.holder, why=why)
             store.delete()
             continue
-        holder = held.get("holder", "?") if held else "?"
         raise IndexBusy(
-            f"another writer ({holder}) is updating the index at {uri}; retry when it is done "
+            f"another writer ({held.holder if held else '?'}) is updating the index at {uri}; retry when it is done "
             f"(a lease is taken over once its holder has ended, or after {int(ttl_s)} s)"
         )
     try:
@@ -70,12 +74,11 @@ def writer_lease(
         store.delete()
 
 
-def _dead(held: dict[str, Any]) -> str | None:
+def _dead(held: Lease) -> str | None:
     """Why the lease's holder can no longer be writing, or None while it may be."""
-    if held.get("expires_at", 0) < time.time():
+    if held.expires_at < time.time():
         return "expired"
-    pid = held.get("pid")
-    if held.get("boot") and held.get("boot") == _boot_id() and isinstance(pid, int) and not _alive(pid):
+    if held.boot and held.boot == _boot_id() and held.pid and not _alive(held.pid):
         return "holder process gone"
     return None
 
@@ -104,20 +107,21 @@ class _S3Lease:
         self.s3 = s3
         self.bucket, self.key = s3_uri.beside(uri, LOCK_NAME)
 
-    def create(self, body: str) -> bool:
+    def create(self, body: bytes) -> bool:
         try:
-            self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*")
+            self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body, IfNoneMatch="*")
             return True
         except client_error() as exc:
             if exc.response.get("Error", {}).get("Code") in {"PreconditionFailed", "ConditionalRequestConflict"}:
                 return False
             raise
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self) -> Lease | None:
         try:
-            return json.loads(self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read())
+            body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
         except client_error():
             return None
+        return _decoded(body)
 
     def delete(self) -> None:
         self.s3.delete_object(Bucket=self.bucket, Key=self.key)
@@ -127,21 +131,29 @@ class _FileLease:
     def __init__(self, uri: str) -> None:
         self.path = Path(uri) / LOCK_NAME
 
-    def create(self, body: str) -> bool:
+    def create(self, body: bytes) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb") as f:
             f.write(body)
         return True
 
-    def read(self) -> dict[str, Any] | None:
+    def read(self) -> Lease | None:
         try:
-            return json.loads(self.path.read_text())
-        except (FileNotFoundError, ValueError):
+            return _decoded(self.path.read_bytes())
+        except FileNotFoundError:
             return None
 
     def delete(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _decoded(body: bytes) -> Lease | None:
+    """The lease in a lease file; None for one that is not (half written, or not ours): no holder to wait for."""
+    try:
+        return msgspec.json.decode(body, type=Lease)
+    except msgspec.DecodeError:
+        return None

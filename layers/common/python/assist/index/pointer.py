@@ -9,17 +9,27 @@ Readers read it (`retrieve/handle.py`), `assist index --publish` and `--rollback
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from assist.aws import s3_uri
 from assist.aws.errors import client_error
 
 POINTER = "LIVE.json"
 VERSIONS = "versions"
+
+
+class Pointer(msgspec.Struct):
+    """`LIVE.json`: the live version (None: the index built in place), the earlier live ones, newest first (what
+    a rollback returns to), and when it was published."""
+
+    version: str | None = None
+    previous: list[str | None] = msgspec.field(default_factory=list)
+    published_at: str = ""
 
 
 def version_uri(root: str, version: str) -> str:
@@ -29,10 +39,10 @@ def version_uri(root: str, version: str) -> str:
 def live_uri(root: str, s3: Any = None) -> str:
     """The index readers should open: the pointer's version, or the location itself when nothing is published."""
     pointer = read(root, s3)
-    return version_uri(root, pointer["version"]) if pointer and pointer.get("version") else root
+    return version_uri(root, pointer.version) if pointer and pointer.version else root
 
 
-def read(root: str, s3: Any = None) -> dict[str, Any] | None:
+def read(root: str, s3: Any = None) -> Pointer | None:
     if root.startswith("s3://"):
         bucket, key = s3_uri.beside(root, POINTER)
         try:
@@ -41,15 +51,15 @@ def read(root: str, s3: Any = None) -> dict[str, Any] | None:
             if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                 return None
             raise  # refused or failing: the reader keeps what it has and says so
-        return json.loads(body)
+        return msgspec.json.decode(body, type=Pointer)
     path = Path(root) / POINTER
-    return json.loads(path.read_text()) if path.is_file() else None
+    return msgspec.json.decode(path.read_bytes(), type=Pointer) if path.is_file() else None
 
 
-def write(root: str, pointer: dict[str, Any], s3: Any = None) -> None:
+def write(root: str, pointer: Pointer, s3: Any = None) -> None:
     """Replace the pointer whole (an S3 PUT is atomic; a file is renamed into place), so a reader sees the old
     version or the new one, never half of either."""
-    body = json.dumps(pointer, sort_keys=True).encode()
+    body = msgspec.json.encode(pointer)
     if root.startswith("s3://"):
         bucket, key = s3_uri.beside(root, POINTER)
         s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")

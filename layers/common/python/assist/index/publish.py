@@ -60,11 +60,9 @@ def publish(settings: Settings, build: Build, score: Score, s3: Any = None) -> d
         return {**report, "published": False}
     with writer_lease(root, s3):
         current = pointer.read(root, s3)
-        if current:
-            previous = [current["version"], *current.get("previous", [])]
-        else:  # the first publish: an index built in place before is what a rollback returns to
-            previous = [None] if _built_in_place(settings) else []
-        pointer.write(root, {"version": version, "previous": previous, "published_at": _now()}, s3)
+        # the first publish: an index built in place before is what a rollback returns to
+        previous = [current.version, *current.previous] if current else [None] if _built_in_place(settings) else []
+        pointer.write(root, pointer.Pointer(version, previous, _now()), s3)
     log.info("index.published", version=version, replaced=previous[0] if previous else None, docs=built["docs"])
     return {**report, "published": True, "replaced": previous[0] if previous else None}
 
@@ -74,16 +72,16 @@ def rollback(settings: Settings, s3: Any = None, to: str | None = None) -> dict:
     root = settings.index.uri
     with writer_lease(root, s3):
         current = pointer.read(root, s3)
-        previous = list(current.get("previous", [])) if current else []
+        previous = list(current.previous) if current else []
         target = to or (previous[0] if previous else None)
         if not previous or target not in previous:
             known = ", ".join(v or "(unpublished)" for v in previous) or "none"
             named = f" {target}" if target else ""
             raise NothingToRollBack(f"no earlier live version{named} at {root} (earlier versions: {known})")
         rest = previous[previous.index(target) + 1 :]
-        pointer.write(root, {"version": target, "previous": rest, "published_at": _now()}, s3)
-    log.info("index.rolled_back", version=target, replaced=current["version"])
-    return {"version": target, "replaced": current["version"], "previous": rest}
+        pointer.write(root, pointer.Pointer(target, rest, _now()), s3)
+    log.info("index.rolled_back", version=target, replaced=current.version)
+    return {"version": target, "replaced": current.version, "previous": rest}
 
 
 def _built_in_place(settings: Settings) -> bool:

@@ -75,6 +75,7 @@ class IndexUnavailable(AssistError, RuntimeError):
 
 
 def connect(uri: str, storage_options: dict[str, str] | None = None) -> Any:
+    """A LanceDB connection to the index location (a local directory, made if missing, or an S3 prefix)."""
     if not uri.startswith("s3://"):
         Path(uri).mkdir(parents=True, exist_ok=True)
     return lance.lancedb().connect(uri, storage_options=storage_options or None)
@@ -92,6 +93,8 @@ def schema(embedder: Embedder) -> Any:
 
 
 def open_table(settings: Settings, embedder: Embedder, db: Any = None) -> Any:
+    """The index's chunk table, checked against the embedder that will query it; IndexUnavailable when there is
+    no table or it was built by another embedder."""
     db = db if db is not None else connect(settings.index.uri, settings.storage_options())
     try:
         table = db.open_table(settings.index.table)
@@ -105,6 +108,7 @@ def open_table(settings: Settings, embedder: Embedder, db: Any = None) -> Any:
 
 
 def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
+    """Refuse a table whose vectors another embedder (or dimension) made: its distances would mean nothing."""
     meta = table.schema.metadata or {}
     built_id = meta.get(META_EMBEDDER, b"?").decode()
     built_dim = int(meta.get(META_DIM, b"0"))
@@ -164,6 +168,7 @@ def doc_scopes(table: Any) -> dict[str, tuple[str, Scope]]:
 
 
 def doc_hashes(table: Any) -> dict[str, str]:
+    """{doc_id: content hash} of every document the table holds: what a build compares its sources with."""
     cols = table.search().select(["doc_id", "doc_hash"]).limit(None).to_arrow().to_pylist()
     return {r["doc_id"]: r["doc_hash"] for r in cols}
 

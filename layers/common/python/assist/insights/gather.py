@@ -20,7 +20,7 @@ from assist.index.scope import key as scope_key
 from assist.logs import get_logger
 
 if TYPE_CHECKING:
-    from assist.sessions.store import Store
+    from assist.sessions.store import HistoryRecord, Store
 
 log = get_logger(__name__)
 MAX_DAYS = 90
@@ -46,7 +46,7 @@ class Gathered:
     days: int
     since: str
     until: str
-    entries: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[HistoryRecord] = field(default_factory=list)
     read_units: float = 0.0
     queries: int = 0
     seconds: float = 0.0
@@ -58,27 +58,26 @@ class Gathered:
         start = datetime.fromisoformat(self.since).date()
         out = {(start + timedelta(days=i)).isoformat(): Counter[str]() for i in range(self.days + 1)}
         for e in self.entries:
-            out.setdefault(e["created_at"][:10], Counter())[e["type"]] += 1
+            out.setdefault(e.created_at[:10], Counter())[e.type] += 1
         return out
 
-    def counts(self, key: str, missing: str = "") -> Counter[str]:
-        return Counter(str(e.get(key) or missing) for e in self.entries)
+    def counts(self, field: str, missing: str = "") -> Counter[str]:
+        """The entries by one of their fields (`missing` for none)."""
+        return Counter(str(getattr(e, field) or missing) for e in self.entries)
 
     def degraded(self) -> Counter[str]:
-        return Counter(reason for e in self.entries for reason in e.get("degraded") or [])
+        return Counter(reason for e in self.entries for reason in e.degraded)
 
     def ratings(self) -> Counter[str]:
-        return Counter(e["feedback"]["rating"] for e in self.entries if e.get("feedback"))
+        return Counter(e.feedback.rating for e in self.entries if e.feedback)
 
-    def gaps(self) -> list[dict[str, Any]]:
+    def gaps(self) -> list[HistoryRecord]:
         """Questions the docs did not answer: an uncertain verdict (ADR 0055), weak retrieval, or a thumbs-down;
         newest first."""
         return [
             e
             for e in self.entries
-            if e.get("uncertain")
-            or e.get("retrieval_confidence") in WEAK
-            or (e.get("feedback") or {}).get("rating") == "down"
+            if e.uncertain or e.retrieval_confidence in WEAK or (e.feedback and e.feedback.rating == "down")
         ]
 
     def scopes(self) -> dict[str, dict[str, int]]:
@@ -91,8 +90,8 @@ class Gathered:
         `pages` most frequent)."""
         by_key: dict[str, Counter[str]] = {}
         for e in self.entries:
-            if key := e.get("site_key"):
-                by_key.setdefault(key, Counter())[e.get("page") or ""] += 1
+            if e.site_key:
+                by_key.setdefault(e.site_key, Counter())[e.page or ""] += 1
         ranked = sorted(by_key.items(), key=lambda kv: -sum(kv[1].values()))
         return {
             key: {"questions": sum(c.values()), "pages": {p: n for p, n in c.most_common(pages) if p}}
@@ -116,7 +115,7 @@ class Gathered:
             "ratings": dict(self.ratings()),
             "gap_questions": len(self.gaps()),
             # answers that said the docs do not cover the question, by reason
-            "uncertain": dict(Counter(str(e["uncertain"]) for e in self.entries if e.get("uncertain")).most_common()),
+            "uncertain": dict(Counter(str(e.uncertain) for e in self.entries if e.uncertain).most_common()),
             # what the questions searched: the documentation set, product and version they were asked in
             "scopes": self.scopes(),
             # the widget's questions per site key, and the pages its visitors asked from (docs/widget.md)
@@ -125,9 +124,9 @@ class Gathered:
         }
 
 
-def scope_of(entry: dict[str, Any]) -> str:
+def scope_of(entry: HistoryRecord) -> str:
     """The scope a recorded turn searched, as the build report names it."""
-    return scope_key(Scope(**(entry.get("scope") or {})))
+    return scope_key(entry.scope or Scope())
 
 
 def gather(
@@ -145,7 +144,7 @@ def gather(
         for page in store.history_pages(day.isoformat(), newest_first=True):
             out.queries += 1
             out.read_units += page.read_units
-            out.entries += [e for e in page.items if e["created_at"] >= since]
+            out.entries += [e for e in page.items if e.created_at >= since]
             if len(out.entries) >= limit:
                 out.truncated = page.more or day.isoformat() > since[:10]
                 del out.entries[limit:]

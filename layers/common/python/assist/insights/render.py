@@ -62,7 +62,7 @@ def build(
     from assist.insights.gaps import clusters
 
     g = gather(settings, store, days)
-    questions = [e["message"] for e in g.gaps()]
+    questions = [e.message for e in g.gaps()]
     gaps = clusters(questions, embedder(), scopes=[scope_of(e) for e in g.gaps()]) if questions else []
     return page(g, gaps, calibration), report(g, gaps) | {"calibration": calibration}
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assist.contracts import Degraded, Slot
+from assist.contracts import Asked, Degraded, Slot
 from assist.deadline import model_budget
 from assist.llm.charge import BudgetSpent, chat_client
 from assist.llm.window import Window
@@ -65,7 +65,7 @@ class Generation:
     degraded: list[Degraded] = field(default_factory=list)
     model_ms: float = 0.0  # wall time spent waiting on the model (what "our overhead" excludes)
     missing: list[str] = field(default_factory=list)  # models a host did not have before this one answered
-    request: dict[str, Any] = field(default_factory=dict)  # what was asked: think, num_ctx, num_predict
+    request: Asked | None = None  # what was asked: think, num_ctx, num_predict
 
     @property
     def truncated(self) -> bool:
@@ -264,9 +264,9 @@ class ModelSlots:
         noted("llm.slot_failed", slot=name, model=model, error=str(exc)[:200])
 
 
-def _asked(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _asked(kwargs: dict[str, Any]) -> Asked:
     options = kwargs["options"]
-    return {"think": kwargs.get("think"), "num_ctx": options["num_ctx"], "num_predict": options["num_predict"]}
+    return Asked(kwargs.get("think"), options["num_ctx"], options["num_predict"])
 
 
 def _generation(

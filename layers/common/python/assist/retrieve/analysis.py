@@ -131,6 +131,8 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def analyze(query: str) -> Analysis:
+    """The query's kind (`QueryKind`: an exact quote, an identifier, an entity, a factual, conceptual or
+    exploratory question), with the phrases, identifiers and words the search weighs it by; no index, no model."""
     phrases = tuple(p.strip() for m in _QUOTED.finditer(query) if (p := m.group("a") or m.group("b")) and words(p))
     idents = tuple(dict.fromkeys([*(b.strip() for b in _BACKTICK.findall(query)), *_IDENT.findall(query)]))
     ws = words(query)

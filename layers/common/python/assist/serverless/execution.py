@@ -29,10 +29,13 @@ class ExecutionFailed(Unavailable, RuntimeError):
     reason = "execution_failed"
 
 
-def execution_input(req: AskRequest, owner: str, deadline: float | None = None) -> dict[str, Any]:
-    """`deadline`: the request's (epoch seconds), which every task spends from."""
-    out = {"request": msgspec.to_builtins(req), "owner": owner}
-    return out | ({"deadline": deadline} if deadline is not None else {})
+class ExecutionInput(msgspec.Struct, omit_defaults=True):
+    """An ask execution's input, Classify's: the request, its caller, and the request's deadline (epoch seconds),
+    which every task spends from (none: API_DEADLINE_S from when Classify starts)."""
+
+    request: AskRequest
+    owner: str = "anonymous"
+    deadline: float | None = None
 
 
 def answer_of(arn: str, status: str, output: Any, error: str | None, cause: str | None) -> Answer:
@@ -63,8 +66,8 @@ class SyncAsk:
         self._sfn, self._arn, self._budget_s = sfn, arn, budget_s
 
     def __call__(self, req: AskRequest, owner: str) -> Answer:
-        payload = execution_input(req, owner, time.time() + self._budget_s)
-        r = self._sfn.start_sync_execution(stateMachineArn=self._arn, name=uuid.uuid4().hex, input=json.dumps(payload))
+        payload = msgspec.json.encode(ExecutionInput(req, owner, time.time() + self._budget_s)).decode()
+        r = self._sfn.start_sync_execution(stateMachineArn=self._arn, name=uuid.uuid4().hex, input=payload)
         output = json.loads(r["output"]) if r.get("output") else None
         answer = answer_of(r["executionArn"], r["status"], output, r.get("error"), r.get("cause"))
         answer.trace.execution = Execution(arn=r["executionArn"])

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from mangum import Mangum
 
 from assist.aws.clients import client
-from assist.contracts import InvalidRequest
+from assist.build.event import BuildEvent
+from assist.contracts import InvalidRequest, TurnState
 from assist.deadline import TASK_RESERVE_S
 from assist.lazy import Lazy
 from assist.logs import bound, configure, get_logger
@@ -36,19 +39,25 @@ FUNCTIONS = ("classify", "retrieve", "answer", "export", "sync")
 ASGIApp = Callable[..., Any]
 
 
-def _engine_task(
-    run: Callable[[Engine, dict[str, Any], float | None], dict[str, Any]],
-) -> Callable[..., dict[str, Any]]:
-    return lambda fn, payload, end: run(fn.engine.get(), payload, end)
+@dataclass(frozen=True)
+class Task:
+    """A function's task: its input decoded from the payload, and what it runs (function, input, end); `end` is
+    when the invocation's context runs out (epoch seconds)."""
+
+    decode: Callable[[Any], Any]
+    run: Callable[[LambdaFunction, Any, float | None], Any]
 
 
-#: name → task(function, payload, end): `end` is when the invocation's context runs out (epoch seconds)
-TASKS: dict[str, Callable[[LambdaFunction, dict[str, Any], float | None], dict[str, Any]]] = {
-    "classify": _engine_task(tasks.classify),
-    "retrieve": _engine_task(tasks.retrieve),
-    "answer": _engine_task(tasks.answer),
-    "export": lambda fn, payload, end: tasks.export(fn.settings, payload),
-    "sync": lambda fn, payload, end: tasks.sync(fn.settings, payload, end),
+def _input(kind: type[Any]) -> Callable[[Any], Any]:
+    return lambda payload: tasks.decode(payload, kind)
+
+
+TASKS = {
+    "classify": Task(tasks.execution, lambda fn, given, end: tasks.classify(fn.engine.get(), given, end)),
+    "retrieve": Task(_input(TurnState), lambda fn, state, end: tasks.retrieve(fn.engine.get(), state, end)),
+    "answer": Task(_input(tasks.CaughtTurn), lambda fn, turn, end: tasks.answer(fn.engine.get(), turn, end)),
+    "export": Task(_input(tasks.ExportEvent), lambda fn, event, end: tasks.export(fn.settings, event)),
+    "sync": Task(_input(BuildEvent), lambda fn, event, end: tasks.sync(fn.settings, event, end)),
 }
 
 
@@ -121,9 +130,10 @@ class LambdaFunction:
         end = None
         if remaining := getattr(context, "get_remaining_time_in_millis", None):
             end = time.time() + remaining() / 1000 - TASK_RESERVE_S
+        task = TASKS[self.name]
         with bound(function=self.name, request_id=payload.get("request_id")):
             try:
-                out = TASKS[self.name](self, payload, end)
+                out = msgspec.to_builtins(task.run(self, task.decode(payload), end))
             except Exception as exc:
                 log.warning("task.failed", error=type(exc).__name__, detail=str(exc)[:300])
                 if tasks.is_transient(exc):

@@ -17,6 +17,7 @@ from litestar import Litestar, Request, post
 
 from assist.api.app import create_app, service
 from assist.api.identity import caller
+from assist.build.event import BuildEvent
 from assist.contracts import AskRequest, TurnState
 from assist.serverless import tasks
 
@@ -55,7 +56,7 @@ def retrieve_app(engine: Engine) -> Litestar:
 def export_app(settings: Settings) -> Litestar:
     @post("/v1/export", sync_to_thread=True, status_code=200, summary="Export new labeled turns (incremental)")
     def export(data: ExportRequest) -> dict[str, Any]:
-        return tasks.export(settings, {"force": data.force, "source": "http"})
+        return msgspec.to_builtins(tasks.export(settings, tasks.ExportEvent(source="http", force=data.force)))
 
     return service([export], settings, title="Assistance engine: export")
 
@@ -67,6 +68,6 @@ class SyncRequest(msgspec.Struct, forbid_unknown_fields=True):
 def sync_app(settings: Settings) -> Litestar:
     @post("/v1/sync", sync_to_thread=True, status_code=200, summary="Bring the index in line with the sources file")
     def sync(data: SyncRequest) -> dict[str, Any]:
-        return tasks.sync(settings, {"sources_file": data.sources_file, "source": "http"})
+        return msgspec.to_builtins(tasks.sync(settings, BuildEvent(source="http", sources_file=data.sources_file)))
 
     return service([sync], settings, title="Assistance engine: sync")

@@ -1,10 +1,9 @@
-"""The ask state machine's tasks: the engine's stages with plain JSON in and out.
+"""The functions' tasks: the ask state machine's stages, the label export and the index build.
 
-Each task has a typed core (`classify_turn`, `retrieve_turn`, `answer_turn`) that the
-function's HTTP routes call too, and a JSON wrapper that the Lambda entry point calls with a
-Step Functions payload. Errors keep their class name as the Lambda `errorType`, which is
-what the state machine's Retry and Catch match: `InvalidRequest` ends the execution as a
-client error, `TransientError` is retried.
+Each ask task has a typed core (`classify_turn`, `retrieve_turn`, `answer_turn`) that the function's HTTP routes
+call too. The Lambda entry point decodes a task's payload into its input struct (`lambda_entry.TASKS`) and encodes
+what it returns. Errors keep their class name as the Lambda `errorType`, which is what the state machine's Retry
+and Catch match: `InvalidRequest` ends the execution as a client error, `TransientError` is retried.
 """
 
 from __future__ import annotations
@@ -12,19 +11,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from assist.build.event import BuildEvent
 from assist.contracts import Answer, AskRequest, Degraded, InvalidRequest, TurnState, check_ask
 from assist.deadline import sooner
 from assist.logs import get_logger
+from assist.serverless.execution import ExecutionInput
 from assist.serverless.payload import trim
 from assist.tables.base import StoreUnavailable
 
 if TYPE_CHECKING:
     from assist.ask.engine import Engine
+    from assist.build.event import Embedded, Planned
+    from assist.export.labels import ExportResult
     from assist.settings import Settings
 
 log = get_logger(__name__)
@@ -39,6 +41,27 @@ RETRYABLE_CODES = {
     "SlowDown",
     "RequestTimeout",
 }
+
+
+class Caught(msgspec.Struct):
+    """What the state machine's Catch hands on about a stage that kept failing (Step Functions' field names)."""
+
+    Error: str = ""
+    Cause: str = ""
+
+
+class CaughtTurn(TurnState):
+    """The Answer task's input: the turn, and the stages caught failing on the way (`$.failures.<stage>`)."""
+
+    failures: dict[str, Caught | None] = msgspec.field(default_factory=dict)
+
+
+class ExportEvent(msgspec.Struct):
+    """The export's input: EventBridge's scheduled event (its `source`), the HTTP route's, or a direct
+    invocation's; `force` exports below the threshold."""
+
+    source: str = "direct"
+    force: bool = False
 
 
 class TransientError(RuntimeError):
@@ -96,56 +119,52 @@ def retrieve_turn(engine: Engine, state: TurnState) -> TurnState:
     return trim(engine.retrieve(state))
 
 
-def answer_turn(engine: Engine, state: TurnState, failures: dict[str, Any] | None = None) -> Answer:
+def answer_turn(engine: Engine, state: TurnState, failures: dict[str, Caught | None] | None = None) -> Answer:
     """`failures` names the stages the state machine caught failing; the answer says so in `degraded`."""
     require_route(state)
     for stage, failure in (failures or {}).items():
         state.degraded.append(Degraded(f"{stage}_failed"))  # classify_failed, retrieve_failed, answer_failed
-        log.warning("answer.degraded_path", failed=stage, error=(failure or {}).get("Error"))
+        log.warning("answer.degraded_path", failed=stage, error=failure.Error if failure else None)
     return engine.answer(state)
 
 
-# -- Step Functions tasks: JSON in, JSON out ------------------------------------------
-def classify(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
-    """The execution input: `{"request": AskRequest, "owner": caller, "deadline": epoch s}`, or a bare
-    AskRequest (anonymous, its deadline from now)."""
-    if "request" in payload:
-        owner = str(payload.get("owner") or "anonymous")
-        deadline = payload.get("deadline")
-        if deadline is not None and not isinstance(deadline, int | float):
-            raise InvalidRequest("deadline is epoch seconds (a number)")
-        req = decode(payload["request"], AskRequest)
-        return msgspec.to_builtins(classify_turn(engine, req, owner, deadline, end))
-    return msgspec.to_builtins(classify_turn(engine, decode(payload, AskRequest), end=end))
+# -- the tasks: the payload decoded into their input, what they return encoded by the entry point ----------
+def execution(payload: Any) -> ExecutionInput:
+    """Classify's input: the execution input (`ExecutionInput`), or a bare AskRequest (anonymous, its deadline
+    from now)."""
+    if isinstance(payload, dict) and "request" in payload:
+        return decode(payload, ExecutionInput)
+    return ExecutionInput(decode(payload, AskRequest))
 
 
-def retrieve(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
-    state = decode(payload, TurnState)
+def classify(engine: Engine, given: ExecutionInput, end: float | None = None) -> TurnState:
+    return classify_turn(engine, given.request, given.owner, given.deadline, end)
+
+
+def retrieve(engine: Engine, state: TurnState, end: float | None = None) -> TurnState:
     with until(state, end):
-        out = retrieve_turn(engine, state)
-    return msgspec.to_builtins(out)
+        return retrieve_turn(engine, state)
 
 
-def answer(engine: Engine, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
-    state = decode({k: v for k, v in payload.items() if k != "failures"}, TurnState)  # failures: the Catch's
-    with until(state, end):
-        return msgspec.to_builtins(answer_turn(engine, state, payload.get("failures")))
+def answer(engine: Engine, turn: CaughtTurn, end: float | None = None) -> Answer:
+    with until(turn, end):
+        return answer_turn(engine, turn, turn.failures)
 
 
-def export(settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
-    """The scheduled label export (EventBridge sends its event; `{"force": true}` exports below the threshold)."""
+def export(settings: Settings, event: ExportEvent) -> ExportResult:
+    """The scheduled label export (`force`: export below the threshold)."""
     # deferred, ADR 0104: 0.011 s that the ask path's functions, which never export, would pay
     from assist.export.labels import run_export
 
-    log.info("export.triggered", trigger=payload.get("source", "direct"))
-    return asdict(run_export(settings, force=payload.get("force") is True))
+    log.info("export.triggered", trigger=event.source)
+    return run_export(settings, force=event.force)
 
 
-def sync(settings: Settings, payload: dict[str, Any], end: float | None = None) -> dict[str, Any]:
-    """The index build: the whole sync (a schedule's event, `payload.sources_file` overriding SOURCES_FILE), or
-    one step of the index state machine (`payload.step`: plan, embed, commit; ADR 0120)."""
+def sync(settings: Settings, event: BuildEvent, end: float | None = None) -> Planned | Embedded | dict[str, Any]:
+    """The index build: the whole sync (a schedule's event, `sources_file` overriding SOURCES_FILE), or one step
+    of the index state machine (`step`: plan, embed, commit; ADR 0120). Its report, as `build.task.run` gives it."""
     # deferred, ADR 0104: the sources' fetchers and parsers and the build, 0.16 s, used by the sync function only
     from assist.build.task import run
 
-    log.info("sync.triggered", trigger=payload.get("source", "direct"), step=payload.get("step", "sync"))
-    return run(settings, payload, end)
+    log.info("sync.triggered", trigger=event.source, step=event.step)
+    return run(settings, event, end)

@@ -23,15 +23,32 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist.aws.capacity import batch_get_units, query_units
+from assist.contracts import Feedback
 from assist.logs import get_logger
 from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
 from assist.sessions.keys import EXPORT_DAY, EXPORT_INDEX, EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
-from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
+from assist.sessions.store import (
+    BUSY,
+    ExportBusy,
+    HistoryRecord,
+    Page,
+    SessionStore,
+    StoredItem,
+    TurnNotFound,
+    TurnRecord,
+    records,
+)
 from assist.tables.base import StoreUnavailable, guarded
 from assist.tables.dynamodb import DynamoDBTable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        QueryInputTypeDef,
+        QueryOutputTypeDef,
+        TransactWriteItemTypeDef,
+    )
 
 log = get_logger(__name__)
 FEEDBACK_ATTEMPTS = 8
@@ -53,13 +70,13 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         self.read_units = 0.0
 
     # -- reads -------------------------------------------------------------------
-    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
+    def item(self, session_id: str, turn: int) -> StoredItem | None:
         key = {"session_id": {"S": session_id}, "turn": {"N": str(turn)}}
         found = self._db.get_item(TableName=self._sessions, Key=key, ConsistentRead=True).get("Item")
-        return self._plain(found) if found else None
+        return msgspec.convert(self._plain(found), StoredItem, strict=False) if found else None
 
     @guarded
-    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, limit: int = 20) -> list[TurnRecord]:
         resp = self._db.query(
             TableName=self._sessions,
             KeyConditionExpression="session_id = :s AND turn > :header",
@@ -68,9 +85,9 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             Limit=limit,
             ConsistentRead=True,
         )
-        return [self._plain(i) for i in reversed(resp.get("Items", []))]
+        return records([self._plain(i) for i in reversed(resp.get("Items", []))], TurnRecord)
 
-    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def intents(self, session_id: str, limit: int = 200) -> list[HistoryRecord]:
         items = self._db.query(
             TableName=self._history,
             KeyConditionExpression="session_id = :s",
@@ -78,12 +95,12 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             Limit=limit,
             ConsistentRead=True,
         ).get("Items", [])
-        return [self._plain(i) for i in items]
+        return records([self._plain(i) for i in items], HistoryRecord)
 
     def history_pages(
         self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
     ) -> Iterator[Page]:
-        kwargs: dict[str, Any] = {
+        kwargs: QueryInputTypeDef = {
             "TableName": self._history,
             "IndexName": EXPORT_INDEX,
             "KeyConditionExpression": "#d = :d",
@@ -99,15 +116,15 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             page = self._query(kwargs)
             units = query_units(page.get("Items", []))
             self.read_units += units
-            items = [self._plain(i) for i in page.get("Items", []) if after < i[EXPORT_KEY]["S"] < before]
-            yield Page(items, units, more="LastEvaluatedKey" in page)
+            kept = [self._plain(i) for i in page.get("Items", []) if after < i[EXPORT_KEY]["S"] < before]
+            yield Page(records(kept, HistoryRecord), units, more="LastEvaluatedKey" in page)
             if "LastEvaluatedKey" not in page:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     @guarded
-    def _query(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        return dict(self._db.query(**kwargs))
+    def _query(self, kwargs: QueryInputTypeDef) -> QueryOutputTypeDef:
+        return self._db.query(**kwargs)
 
     # -- writes ------------------------------------------------------------------
     @guarded
@@ -144,12 +161,12 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
                 raise
         return False
 
-    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
         key = {"session_id": {"S": session_id}, "turn": {"N": str(turn)}}
         last: Exception | None = None
         for _ in range(FEEDBACK_ATTEMPTS):
             item = self.feedback_target(session_id, owner, turn)
-            version = int(item.get("feedback_version", 0))
+            version = item.feedback_version
             mark = FeedbackMark.after(version, feedback, session_id, turn)
             try:
                 self._db.transact_write_items(TransactItems=self._feedback_updates(key, owner, version, mark))
@@ -166,11 +183,14 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         raise StoreUnavailable("set_feedback", type(last).__name__ if last else "ConditionalCheckFailed")
 
     def _feedback_updates(
-        self, key: dict[str, Any], owner: str, version: int, mark: FeedbackMark
-    ) -> list[dict[str, Any]]:
+        self, key: dict[str, AttributeValueTypeDef], owner: str, version: int, mark: FeedbackMark
+    ) -> list[TransactWriteItemTypeDef]:
         """The mark's fields on both items, each conditional: the sessions item on its owner and on the version
         read (another writer's feedback in between fails it), the history item on existing."""
-        values = {":f": self._ser.serialize(mark.feedback), ":next": {"N": str(mark.feedback_version)}}
+        values = {
+            ":f": self._ser.serialize(msgspec.to_builtins(mark.feedback)),
+            ":next": {"N": str(mark.feedback_version)},
+        }
         seen = "feedback_version = :v" if version else "attribute_not_exists(feedback_version)"
         if version:
             values[":v"] = {"N": str(version)}
@@ -197,7 +217,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
         }
         return [{"Update": session_update}, {"Update": history_update}]
 
-    def _puts(self, turn: Turn) -> list[dict[str, Any]]:
+    def _puts(self, turn: Turn) -> list[TransactWriteItemTypeDef]:
         session_item, history_item = self.items(turn)
         cond = "attribute_not_exists(session_id)"
         return [
@@ -205,7 +225,9 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             {"Put": {"TableName": self._history, "Item": history_item, "ConditionExpression": cond}},
         ]
 
-    def items(self, turn: Turn, at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def items(
+        self, turn: Turn, at: datetime | None = None
+    ) -> tuple[dict[str, AttributeValueTypeDef], dict[str, AttributeValueTypeDef]]:
         """The turn's sessions item and intent-history item, typed for the DynamoDB API."""
         session_item, history_item = turn_items(turn, at, self._ttl_s)
         return self._typed(msgspec.to_builtins(session_item)), self._typed(msgspec.to_builtins(history_item))
@@ -224,7 +246,7 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             "watermark = :current" if current else "attribute_not_exists(watermark)"
         )
         claimed = ExportMark(current).claimed(start, end, parts)
-        values: dict[str, Any] = {":p": self._ser.serialize(msgspec.to_builtins(claimed.pending))}
+        values: dict[str, AttributeValueTypeDef] = {":p": self._ser.serialize(msgspec.to_builtins(claimed.pending))}
         if current:
             values[":current"] = {"S": current}
         try:
@@ -254,14 +276,14 @@ class DynamoDBStore(DynamoDBTable, SessionStore):
             raise ExportBusy("the export's pending range changed under it; run the export again") from exc
 
     @staticmethod
-    def _mark_key() -> dict[str, Any]:
+    def _mark_key() -> dict[str, AttributeValueTypeDef]:
         return {"session_id": {"S": WATERMARK[0]}, "turn": {"N": str(WATERMARK[1])}}
 
-    def _typed(self, item: dict[str, Any]) -> dict[str, Any]:
+    def _typed(self, item: dict[str, Any]) -> dict[str, AttributeValueTypeDef]:
         """A plain item in DynamoDB's attribute values (its numbers are Decimal)."""
         return {k: self._ser.serialize(_decimals(v)) for k, v in item.items() if v is not None}
 
-    def _plain(self, item: dict[str, Any]) -> dict[str, Any]:
+    def _plain(self, item: dict[str, AttributeValueTypeDef]) -> dict[str, Any]:
         """An item read as plain values: DynamoDB's Decimal numbers become int or float here, never further."""
         return {k: _numbers(self._de.deserialize(v)) for k, v in item.items()}
 

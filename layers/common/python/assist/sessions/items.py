@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from assist.contracts import Confidence, Degraded, IntentEntry, Layer, QueryType, Scope, UncertainReason
+from assist.contracts import Confidence, Degraded, Feedback, IntentEntry, Layer, QueryType, Scope, UncertainReason
 from assist.sessions.keys import export_key
 
 
@@ -117,19 +117,19 @@ class FeedbackMark(msgspec.Struct):
     """What a feedback write sets: `feedback` and `feedback_version` on the turn's sessions item, all four fields
     on its intent-history item, whose export key moves to the feedback's time so the next export carries it."""
 
-    feedback: dict[str, Any]
+    feedback: Feedback
     feedback_version: int
     export_day: str
     export_key: str
 
     @classmethod
-    def after(cls, version: int, feedback: dict[str, Any], session_id: str, turn: int) -> FeedbackMark:
+    def after(cls, version: int, feedback: Feedback, session_id: str, turn: int) -> FeedbackMark:
         """The write that follows the turn's feedback version `version` (0: none yet)."""
-        at = feedback["at"]
+        at = feedback.at
         return cls(feedback, version + 1, at[:10], export_key(at, session_id, turn))
 
     def on_session(self) -> dict[str, Any]:
-        return {"feedback": self.feedback, "feedback_version": self.feedback_version}
+        return {"feedback": msgspec.to_builtins(self.feedback), "feedback_version": self.feedback_version}
 
     def on_history(self) -> dict[str, Any]:
         return msgspec.to_builtins(self)

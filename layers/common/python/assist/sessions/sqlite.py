@@ -28,9 +28,20 @@ from typing import Any
 
 import msgspec
 
+from assist.contracts import Feedback
 from assist.sessions.items import ExportMark, FeedbackMark, Turn, now_iso, turn_items
-from assist.sessions.keys import EXPORT_KEY, HEADER_TURN, LAST_KEY, WATERMARK
-from assist.sessions.store import BUSY, ExportBusy, Page, SessionStore, TurnNotFound
+from assist.sessions.keys import HEADER_TURN, LAST_KEY, WATERMARK
+from assist.sessions.store import (
+    BUSY,
+    ExportBusy,
+    HistoryRecord,
+    Page,
+    SessionStore,
+    StoredItem,
+    TurnNotFound,
+    TurnRecord,
+    records,
+)
 from assist.tables.base import guarded
 from assist.tables.sqlite import SQLiteFile
 
@@ -58,22 +69,23 @@ class SQLiteStore(SQLiteFile, SessionStore):
         self._ttl_s = ttl_days * 86400
 
     # -- reads -------------------------------------------------------------------
-    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
-        return self._row(SESSIONS, session_id, turn)
+    def item(self, session_id: str, turn: int) -> StoredItem | None:
+        row = self._row(SESSIONS, session_id, turn)
+        return msgspec.convert(row, StoredItem, strict=False) if row is not None else None
 
     @guarded
-    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, limit: int = 20) -> list[TurnRecord]:
         rows = self.connection().execute(
             f"SELECT item FROM {SESSIONS} WHERE session_id = ? AND turn > ? ORDER BY turn DESC LIMIT ?",
             (session_id, HEADER_TURN, limit),
         )
-        return [json.loads(r[0]) for r in reversed(rows.fetchall())]
+        return records([json.loads(r[0]) for r in reversed(rows.fetchall())], TurnRecord)
 
-    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def intents(self, session_id: str, limit: int = 200) -> list[HistoryRecord]:
         rows = self.connection().execute(
             f"SELECT item FROM {HISTORY} WHERE session_id = ? ORDER BY turn LIMIT ?", (session_id, limit)
         )
-        return [json.loads(r[0]) for r in rows.fetchall()]
+        return records([json.loads(r[0]) for r in rows.fetchall()], HistoryRecord)
 
     def history_pages(
         self, day: str, after: str = "", before: str = LAST_KEY, newest_first: bool = False
@@ -81,14 +93,14 @@ class SQLiteStore(SQLiteFile, SessionStore):
         # the day's keys start with the day (`export_key`): its range of the index, then `after`/`before`
         low, high = max(after, day), min(before, day + LAST_KEY)
         while True:
-            items = self._page(low, high, newest_first)
+            items = records(self._page(low, high, newest_first), HistoryRecord)
             yield Page(items, more=len(items) == PAGE_ROWS)
             if len(items) < PAGE_ROWS:
                 return
             if newest_first:
-                high = items[-1][EXPORT_KEY]
+                high = items[-1].export_key
             else:
-                low = items[-1][EXPORT_KEY]
+                low = items[-1].export_key
 
     @guarded
     def _page(self, low: str, high: str, newest_first: bool) -> list[dict[str, Any]]:
@@ -104,7 +116,7 @@ class SQLiteStore(SQLiteFile, SessionStore):
     def begin_turn(self, session_id: str, owner: str) -> int:
         now = now_iso()
         with self.transaction() as db:
-            header = self.item(session_id, HEADER_TURN)
+            header = self._row(SESSIONS, session_id, HEADER_TURN)
             if header is not None and header.get("owner") != owner:
                 raise self.refused(session_id)
             header = header or {"session_id": session_id, "turn": HEADER_TURN, "owner": owner, "created_at": now}
@@ -134,14 +146,14 @@ class SQLiteStore(SQLiteFile, SessionStore):
         except sqlite3.IntegrityError:
             return False  # the key is taken: by this very request (a retry), or by another one
 
-    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
         # one write transaction holds the file's write lock from its first read: no other writer interleaves
         with self.transaction() as db:
-            item = self.feedback_target(session_id, owner, turn)
-            history = self._row(HISTORY, session_id, turn)
-            if history is None:
+            version = self.feedback_target(session_id, owner, turn).feedback_version
+            item, history = self._row(SESSIONS, session_id, turn), self._row(HISTORY, session_id, turn)
+            if item is None or history is None:
                 raise TurnNotFound(session_id, turn)
-            mark = FeedbackMark.after(int(item.get("feedback_version", 0)), feedback, session_id, turn)
+            mark = FeedbackMark.after(version, feedback, session_id, turn)
             db.execute(
                 f"UPDATE {SESSIONS} SET item = ? WHERE session_id = ? AND turn = ?",
                 (_dump(item | mark.on_session()), session_id, turn),

@@ -22,10 +22,21 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from assist.contracts import Degraded, Exchange, Feedback, IntentEntry, Layer, QueryType, Scope, TranscriptIntent
+from assist.contracts import (
+    Confidence,
+    Degraded,
+    Exchange,
+    Feedback,
+    IntentEntry,
+    Layer,
+    QueryType,
+    Scope,
+    TranscriptIntent,
+    UncertainReason,
+)
 from assist.errors import AssistError
 from assist.logs import get_logger
-from assist.sessions.items import ExportMark, Turn
+from assist.sessions.items import ExportMark, HistoryEntry, Turn
 from assist.sessions.keys import HEADER_TURN, LAST_KEY
 from assist.tables.base import Backend, guarded
 
@@ -63,6 +74,16 @@ class ExportBusy(AssistError):
 BUSY = "another export is running (the watermark moved or holds a pending range); retry later"
 
 
+class StoredItem(msgspec.Struct):
+    """A sessions item as the store's rules read it (`item`): whose session it is, which request wrote the turn,
+    its feedback's version; for a widget visitor's turn, the site key it came through."""
+
+    owner: str = ""
+    request_id: str = ""
+    feedback_version: int = 0
+    site_key: str | None = None
+
+
 class TurnRecord(msgspec.Struct):
     """A stored turn as the engine (`recent`) and its owner (`transcript`) read it back."""
 
@@ -77,6 +98,7 @@ class TurnRecord(msgspec.Struct):
     degraded: list[Degraded] = msgspec.field(default_factory=list)
     created_at: str = ""
     feedback: Feedback | None = None
+    request_id: str = ""  # the request that wrote it (a retry of the same request is no conflict)
     scope: Scope | None = None
 
 
@@ -90,17 +112,43 @@ def records(items: list[dict[str, Any]], kind: type[R]) -> list[R]:
     return [msgspec.convert(i, kind, strict=False) for i in items]
 
 
+class HistoryRecord(msgspec.Struct):
+    """An intent-history item (`items.HistoryItem`) as the label export and the insights page read it back, with
+    the feedback a person gave since. A field an item lacks (DynamoDB leaves out None) reads as its default."""
+
+    created_at: str
+    type: QueryType
+    layer: Layer
+    session_id: str = ""
+    turn: int = 0
+    request_id: str = ""
+    topic: str = ""
+    confidence: float = 0.0
+    message: str = ""
+    history: list[HistoryEntry] = msgspec.field(default_factory=list)
+    retrieval_confidence: Confidence | None = None  # None: the turn did not search the docs
+    uncertain: UncertainReason | None = None
+    degraded: list[Degraded] = msgspec.field(default_factory=list)
+    site_key: str | None = None
+    page: str | None = None
+    export_key: str = ""
+    feedback: Feedback | None = None
+    feedback_version: int = 0
+    scope: Scope | None = None  # what the turn searched (ADR 0121); None: the whole index
+
+
 @dataclass
 class Page:
-    """One page of a day's intent history, as plain items (JSON values), and what reading it cost (DynamoDB read
-    units, estimated; a file costs none)."""
+    """One page of a day's intent history, and what reading it cost (DynamoDB read units, estimated; a file costs
+    none)."""
 
-    items: list[dict[str, Any]]
+    items: list[HistoryRecord]
     read_units: float = 0.0
     more: bool = False  # another page of the day follows
 
 
 def topic_of(message: str) -> str:
+    """A message as the intent history keeps its topic: whitespace folded, its first TOPIC_CHARS characters."""
     return " ".join(message.split())[:TOPIC_CHARS]
 
 
@@ -130,15 +178,15 @@ class Store(Backend):
 
     # -- what a backend supplies (and `failure`) ------------------------------------------
     @abstractmethod
-    def item(self, session_id: str, turn: int) -> dict[str, Any] | None:
+    def item(self, session_id: str, turn: int) -> StoredItem | None:
         """A sessions item (turn 0: the header), read consistently."""
 
     @abstractmethod
-    def messages(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
-        """The session's last `limit` turn items, oldest first (no owner check: callers do it)."""
+    def messages(self, session_id: str, limit: int = 20) -> list[TurnRecord]:
+        """The session's last `limit` turns, oldest first (no owner check: callers do it)."""
 
     @abstractmethod
-    def intents(self, session_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def intents(self, session_id: str, limit: int = 200) -> list[HistoryRecord]:
         """The session's first `limit` intent-history items, oldest first (no owner check)."""
 
     @abstractmethod
@@ -151,7 +199,7 @@ class Store(Backend):
         """Write the turn's two items together, each only if its key is new; False when a key is taken."""
 
     @abstractmethod
-    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
+    def write_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
         """Replace the turn's feedback on both items after `feedback_target` passed (see `set_feedback`)."""
 
     @abstractmethod
@@ -165,23 +213,24 @@ class Store(Backend):
     # -- the rules, once -------------------------------------------------------------------
     @staticmethod
     def refused(session_id: str) -> SessionNotFound:
+        """Another owner's session, as the caller sees it: not found (logged, so an operator sees the attempt)."""
         log.warning("memory.owner_refused", session_id=session_id)
         return SessionNotFound(session_id)
 
     def check_owner(self, session_id: str, owner: str) -> None:
         """SessionNotFound unless the session exists and is the caller's (its header item says so)."""
         header = self.item(session_id, HEADER_TURN)
-        if not header or header.get("owner") != owner:
+        if not header or header.owner != owner:
             raise SessionNotFound(session_id)
 
-    def feedback_target(self, session_id: str, owner: str, turn: int) -> dict[str, Any]:
+    def feedback_target(self, session_id: str, owner: str, turn: int) -> StoredItem:
         """The turn item feedback goes on: a foreign or missing session is SessionNotFound, a missing turn
         of the caller's own session TurnNotFound."""
         item = self.item(session_id, turn) if turn > HEADER_TURN else None
         if not item:
             self.check_owner(session_id, owner)  # a foreign or missing session is that, not a turn
             raise TurnNotFound(session_id, turn)
-        if item.get("owner") != owner:
+        if item.owner != owner:
             raise SessionNotFound(session_id)
         return item
 
@@ -191,14 +240,16 @@ class Store(Backend):
     ) -> tuple[list[TurnRecord], list[TranscriptIntent]]:
         """The session's turns and intent entries, oldest first, for its owner only."""
         self.check_owner(session_id, owner)
-        turns = records(self.messages(session_id, limit=limit), TurnRecord)
-        return turns, records(self.intents(session_id, limit=limit), TranscriptIntent)
+        intents = self.intents(session_id, limit=limit)
+        return self.messages(session_id, limit=limit), [
+            msgspec.convert(i, TranscriptIntent, from_attributes=True) for i in intents
+        ]
 
     @guarded
     def recent(self, session_id: str, owner: str, limit: int = HISTORY_WINDOW) -> list[TurnRecord]:
         """The session's last `limit` turns, oldest first: one read serves the classifier's intent
         history and a CONVERSATIONAL answer's memory. Another owner's session is not found."""
-        turns = records(self.messages(session_id, limit=limit), TurnRecord)
+        turns = self.messages(session_id, limit=limit)
         if any(t.owner != owner for t in turns):
             raise self.refused(session_id)
         return turns
@@ -208,15 +259,15 @@ class Store(Backend):
         """Write the turn to both tables; False when this very request was already written (a retry)."""
         if self.insert_turn(turn):
             return True
-        existing = self.item(turn.session_id, turn.number) or {}
-        if existing.get("request_id") == turn.request_id:
+        existing = self.item(turn.session_id, turn.number)
+        if existing is not None and existing.request_id == turn.request_id:
             log.info("memory.turn_already_written", session_id=turn.session_id, turn=turn.number)
             return False
         raise TurnConflict(f"session {turn.session_id} turn {turn.number} belongs to another request")
 
     @guarded
-    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: dict[str, Any]) -> None:
-        """Replace a turn's feedback (`{rating, type, comment?, at}`) on both of its items, whole (no lost
+    def set_feedback(self, session_id: str, owner: str, turn: int, feedback: Feedback) -> None:
+        """Replace a turn's feedback on both of its items, whole (no lost
         update between two writers), and move its export key to the feedback's time so the next label
         export carries it again. Another owner's or a missing session: SessionNotFound; a missing turn:
         TurnNotFound."""

@@ -36,9 +36,6 @@ class Response:
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
-    def validators(self) -> dict[str, str]:
-        return {k: v for k in ("etag", "last-modified") if (v := self.headers.get(k, ""))}
-
 
 def origin(url: str) -> str:
     parts = urlsplit(url)

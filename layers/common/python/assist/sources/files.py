@@ -1,4 +1,4 @@
-"""Files as documents: a folder of docs, a git repository (its tracked docs and code), a PDF.
+"""Files as documents: a folder of docs, a git repository's tracked docs and code (kinds/repo.py), a PDF.
 
 Markdown as it is; MDX with its imports, exports and components stripped (their text stays);
 reStructuredText with its underlined titles read as headings; PDF one section per page (pypdf);
@@ -10,18 +10,14 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import subprocess
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from assist.index import manifest
 from assist.index.chunking import Document, doc_hash, parse_document, section_chunks
-from assist.sources.code import LANGUAGES, chunk_code
+from assist.sources.code import chunk_code
 from assist.sources.fetch import check_text
-from assist.sources.spec import Page, Read, SourceError, SourceSpec, is_url
+from assist.sources.spec import Page, PublishedSpec, Read, SourceError
 
 if TYPE_CHECKING:
     from assist.settings import Settings
@@ -35,54 +31,16 @@ _JSX_TAG = re.compile(r"</?[A-Z][\w.]*(?:\s[^<>]*?)?/?>|\{/\*.*?\*/\}")
 _RST_UNDERLINE = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 
 
-def read_folder(spec: SourceSpec, settings: Settings) -> Read:
+def read_folder(spec: PublishedSpec, settings: Settings) -> Read:
     root = Path(spec.location)
     if not root.exists():
         raise SourceError(f"{root} does not exist")
     files = [(root.name, root)] if root.is_file() else _walk(root, DOC_SUFFIXES)
-    return _read(spec, settings, root if root.is_dir() else root.parent, files, code=False)
+    return read_files(spec, settings, root if root.is_dir() else root.parent, files, code=False)
 
 
-def read_repo(spec: SourceSpec, settings: Settings) -> Read:
-    """A local checkout (its tracked files), or anything `git clone` takes — a URL, `git@…`, a bare
-    repository's path — cloned shallow into a temporary folder."""
-    location = spec.location
-    remote = is_url(location) or location.startswith("git@") or not (Path(location) / ".git").exists()
-    with tempfile.TemporaryDirectory(prefix="assist-repo-") as tmp:
-        if remote:
-            args = ["git", "clone", "--quiet", "--depth", "1", *(["--branch", spec.ref] if spec.ref else []), location]
-            done = subprocess.run([*args, tmp], capture_output=True, text=True, timeout=600, check=False)
-            if done.returncode != 0:
-                raise SourceError(f"{location}: git clone failed: {done.stderr.strip()[-300:]}")
-            root = Path(tmp)
-        else:
-            root = Path(location)
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, timeout=120)
-        if listed.returncode != 0:
-            raise SourceError(f"{location}: git ls-files failed: {listed.stderr.decode(errors='replace')[-300:]}")
-        wanted = DOC_SUFFIXES | set(LANGUAGES)
-        files = [
-            (rel, root / rel)
-            for rel in sorted(p for p in listed.stdout.decode().split("\0") if p)
-            if PurePosixPath(rel).suffix.lower() in wanted and not _skipped(PurePosixPath(rel))
-        ]
-        if remote and not spec.base_url:
-            spec = _with_web_base(spec)
-        return _read(spec, settings, root, files, code=True)
-
-
-def _with_web_base(spec: SourceSpec) -> SourceSpec:
-    """A GitHub/GitLab clone URL's files link to the web view of the same ref."""
-    m = re.match(r"^(?:https://|git@)(github\.com|gitlab\.com)[/:]([^/]+/[^/]+?)(?:\.git)?/?$", spec.location)
-    if not m:
-        return spec
-    sep = "/-/blob/" if m.group(1) == "gitlab.com" else "/blob/"
-    return msgspec.structs.replace(
-        spec, base_url=f"https://{m.group(1)}/{m.group(2)}{sep}{spec.ref or 'HEAD'}/{{path}}"
-    )
-
-
-def _skipped(rel: PurePosixPath) -> bool:
+def skipped(rel: PurePosixPath) -> bool:
+    """Generated, vendored or hidden: never documentation."""
     return any(part in SKIP_DIRS or part.startswith(".") for part in rel.parts) or rel.name.endswith(".min.js")
 
 
@@ -90,11 +48,11 @@ def _walk(root: Path, suffixes: set[str]) -> list[tuple[str, Path]]:
     return [
         (p.relative_to(root).as_posix(), p)
         for p in sorted(root.rglob("*"))
-        if p.is_file() and p.suffix.lower() in suffixes and not _skipped(PurePosixPath(p.relative_to(root).as_posix()))
+        if p.is_file() and p.suffix.lower() in suffixes and not skipped(PurePosixPath(p.relative_to(root).as_posix()))
     ]
 
 
-def _read(spec: SourceSpec, settings: Settings, root: Path, files: list[tuple[str, Path]], code: bool) -> Read:
+def read_files(spec: PublishedSpec, settings: Settings, root: Path, files: list[tuple[str, Path]], code: bool) -> Read:
     out = Read(counts={"files": 0, "skipped_empty": 0})
     base = spec.base_url or settings.sources.docs_base_url
     for rel, path in files:

@@ -11,9 +11,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+import msgspec
 from lxml import etree
 
 from assist.index import manifest
@@ -21,6 +22,7 @@ from assist.index.chunking import doc_hash
 from assist.logs import get_logger
 from assist.sources.fetch import Fetcher
 from assist.sources.spec import Page, Read, SourceError, SourceSpec
+from assist.sources.validators import Fetched, Validators
 from assist.sources.webpage import parse_page
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ class Listed:
 def read_site(
     spec: SourceSpec,
     settings: Settings,
-    previous: dict[str, dict[str, Any]],
+    previous: Validators,
     indexed: dict[str, str],
     keep_chrome: bool = False,
 ) -> Read:
@@ -61,23 +63,21 @@ def read_site(
 
         def unchanged(url: str, doc_id: str, lastmod: str) -> bool:
             before = previous.get(url)
-            return bool(
-                before and indexed.get(doc_id) == before.get("hash") and lastmod and before.get("lastmod") == lastmod
-            )
+            return bool(before and indexed.get(doc_id) == before.hash and lastmod and before.lastmod == lastmod)
 
         def fetch(item: Listed) -> tuple[Page | None, list[str], str]:
             doc_id = spec.prefix + page_id(item.url, root)
-            before = previous.get(item.url) or {}
+            before = previous.get(item.url) or Fetched()
             if unchanged(item.url, doc_id, item.lastmod):
                 out.validators[item.url] = before
-                return Page(doc_id, before["hash"], None), list(before.get("links") or []), "unchanged_lastmod"
-            held = indexed.get(doc_id) == before.get("hash")
-            resp = fetcher.get(item.url, before if held else None, missing_ok=not item.required)
+                return Page(doc_id, before.hash, None), list(before.links), "unchanged_lastmod"
+            held = indexed.get(doc_id) == before.hash
+            resp = fetcher.get(item.url, before.http() if held else None, missing_ok=not item.required)
             if resp.status in (404, 410):
                 return None, [], "broken_links"
             if resp.status == 304:
-                out.validators[item.url] = before | {"lastmod": item.lastmod}
-                return Page(doc_id, before["hash"], None), list(before.get("links") or []), "not_modified"
+                out.validators[item.url] = msgspec.structs.replace(before, lastmod=item.lastmod)
+                return Page(doc_id, before.hash, None), list(before.links), "not_modified"
             if resp.content_type and resp.content_type not in HTML_TYPES:
                 if item.required:
                     raise SourceError(f"{item.url}: {resp.content_type}, not an HTML page")
@@ -85,7 +85,8 @@ def read_site(
             doc, links = parse_page(doc_id, resp.body, resp.url, source=item.url, keep_chrome=keep_chrome)
             h = doc_hash(doc.chunks[0].url + "\n" + "\n".join(c.id + c.text for c in doc.chunks)) if doc.chunks else ""
             page_links = [u for u in links if fetcher.on_host(u)]
-            out.validators[item.url] = {**resp.validators(), "lastmod": item.lastmod, "hash": h, "links": page_links}
+            etag, modified = resp.headers.get("etag", ""), resp.headers.get("last-modified", "")
+            out.validators[item.url] = Fetched(etag, modified, item.lastmod, h, page_links)
             entry = manifest.entry_for(doc)
             return Page(doc_id, h, doc.chunks, entry) if doc.chunks else None, page_links, "fetched"
 
@@ -106,7 +107,7 @@ def _crawl(
     fetcher: Fetcher,
     queue: list[Listed],
     fetch: Callable[[Listed], tuple[Page | None, list[str], str]],
-    counts: dict[str, Any],
+    counts: dict[str, int | float],
     follow: str | None,
     settings: Settings,
 ) -> list[Page]:
@@ -166,7 +167,7 @@ def _is_sitemap(url: str) -> bool:
     return urlsplit(url).path.lower().endswith(".xml")
 
 
-def _sitemap(fetcher: Fetcher, url: str, counts: dict[str, Any], depth: int = 0) -> list[Listed]:
+def _sitemap(fetcher: Fetcher, url: str, counts: dict[str, int | float], depth: int = 0) -> list[Listed]:
     """Pages a sitemap lists (with their lastmod), following a sitemap index two levels deep."""
     resp = fetcher.get(url)
     try:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
-import yaml
 
-from assist.contracts import SourceKind
 from assist.errors import AssistError
 from assist.index.scope import ScopeRule, rule
 
 if TYPE_CHECKING:
     from assist.index.chunking import DocChunk
     from assist.index.manifest import Entry
+    from assist.sources.validators import Validators
 
 
 class SourceError(AssistError, ValueError):
@@ -28,14 +26,14 @@ class SourceError(AssistError, ValueError):
 
 
 class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """What every source says, whatever its kind. A kind's own spec (`assist.sources.kinds`) adds its fields to
+    these; a field every kind shares belongs here."""
+
     location: str  # a path or an http(s) URL
-    kind: str = ""  # a `SourceKind`; "" → guessed from the location
-    #: folder/repo: where the files are published, `{path}` (with suffix) / `{stem}` (without) or a prefix
-    base_url: str = ""
+    kind: str = ""  # a registered kind's name; "" → guessed from the location
     prefix: str = ""  # put before every document id, to keep several sources' ids apart
-    ref: str = ""  # repo URL: the branch or tag to clone
-    #: every kind: the product and version its pages belong to (ADR 0121), fixed here or read from each page's
-    #: address by a pattern whose first group is the value; a source without any is in every scope
+    #: the product and version its pages belong to (ADR 0121), fixed here or read from each page's address by a
+    #: pattern whose first group is the value; a source without any is in every scope
     scope: dict[str, str | int | float] = msgspec.field(default_factory=dict)
     product_from: str = ""
     version_from: str = ""
@@ -47,13 +45,12 @@ class SourceSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True)
         except ValueError as exc:
             raise SourceError(str(exc)) from None
 
-    def resolved(self) -> SourceSpec:
-        try:
-            kind = SourceKind(self.kind) if self.kind else guess_kind(self.location)
-        except ValueError:
-            kinds = "|".join(SourceKind)
-            raise SourceError(f"{self.location}: unknown source kind {self.kind!r}; use one of {kinds}") from None
-        return msgspec.structs.replace(self, kind=kind)
+
+class PublishedSpec(SourceSpec):
+    """A source whose documents are published elsewhere (a folder, a repository, a PDF, an OpenAPI spec)."""
+
+    #: where the documents are published: `{path}` (with suffix) / `{stem}` (without), or a prefix
+    base_url: str = ""
 
 
 @dataclass
@@ -72,60 +69,9 @@ class Read:
     """What reading one source gave: its documents, HTTP validators to keep for the next sync, counts."""
 
     pages: list[Page] = field(default_factory=list)
-    validators: dict[str, dict[str, Any]] = field(default_factory=dict)  # url → etag, last_modified, …
-    counts: dict[str, Any] = field(default_factory=dict)
+    validators: Validators = field(default_factory=dict)  # url → what was learnt fetching it
+    counts: dict[str, int | float] = field(default_factory=dict)  # what the kind counts: pages, files, seconds, …
 
 
 def is_url(location: str) -> bool:
     return location.startswith(("http://", "https://"))
-
-
-def guess_kind(location: str) -> SourceKind:
-    low = location.lower().split("?", 1)[0].split("#", 1)[0]
-    if low.endswith((".yaml", ".yml", ".json")):
-        return SourceKind.OPENAPI
-    if low.endswith(".pdf"):
-        return SourceKind.PDF
-    if low.endswith(".git") or low.startswith("git@"):
-        return SourceKind.REPO
-    if is_url(low):
-        return SourceKind.SITE
-    return SourceKind.REPO if (Path(location) / ".git").exists() else SourceKind.FOLDER
-
-
-def load_file(path: str | Path) -> list[SourceSpec]:
-    """A sources file: `sources:` a list of locations or mappings (location, kind, base_url, prefix, ref).
-    Relative paths are read from the file's folder."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SourceError(f"sources file {path}: {exc}") from exc
-    return load_text(text, str(path), path.parent)
-
-
-def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpec]:
-    """The sources of a sources file's text; relative paths resolved against `base` when given."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SourceError(f"sources file {where}: {exc}") from exc
-    items = data.get("sources") if isinstance(data, dict) else None
-    if not isinstance(items, list) or not items:
-        raise SourceError(f"sources file {where}: expected `sources:` with a list of locations")
-    specs = []
-    for i, item in enumerate(items):
-        try:
-            spec = msgspec.convert({"location": item} if isinstance(item, str) else item, SourceSpec)
-        except msgspec.ValidationError as exc:
-            raise SourceError(f"sources file {where}, source {i + 1}: {exc}") from exc
-        specs.append((anchored(spec, base) if base is not None else spec).resolved())
-    return specs
-
-
-def anchored(spec: SourceSpec, base: Path) -> SourceSpec:
-    """`spec` with a relative path made absolute against `base` (URLs and git remotes as they are): a sources
-    file written for another process, in another folder, still names the same files."""
-    if is_url(spec.location) or spec.location.startswith("git@"):
-        return spec
-    return msgspec.structs.replace(spec, location=str((base / spec.location).resolve()))

@@ -95,7 +95,7 @@ class KeyCache:
 class Gate:
     def __init__(self, settings: Settings, store: Callable[[], WidgetStore], clock: Callable[[], float] = time.time):
         self.settings = settings
-        self._store = store
+        self.store = store  # the widget store, opened on first call (the widget's routes share it)
         self._clock = clock
         self.keys = KeyCache(store, settings.widget.key_cache_s)
 
@@ -139,7 +139,7 @@ class Gate:
             return
         limits = effective_limits(site, self.settings)
         self._check(
-            self._store().window(f"new#{site.key}#{ip}", limits.new_visitors, limits.ip_window_s, self._ms()),
+            self.store().window(f"new#{site.key}#{ip}", limits.new_visitors, limits.ip_window_s, self._ms()),
             "new_visitor_limit",
             f"address {ip} got {limits.new_visitors} new visitor ids in {limits.ip_window_s} s",
         )
@@ -147,7 +147,7 @@ class Gate:
     def admit_question(self, site: SiteKey, visitor: str) -> None:
         """The limits of a question after its address (counted on entry), in order: visitor, key."""
         limits = effective_limits(site, self.settings)
-        store, now = self._store(), self._ms()
+        store, now = self.store(), self._ms()
         self._check(
             store.window(f"visitor#{site.key}#{visitor}", limits.visitor_questions, limits.visitor_window_s, now),
             "visitor_limit",
@@ -168,14 +168,14 @@ class Gate:
             return False
         limits, now = effective_limits(site, self.settings), self._ms()
         day, left_s = self._day(now)
-        budget = self._store().window(budget_counter(key, day), limits.daily_model_calls, left_s, now)
+        budget = self.store().window(budget_counter(key, day), limits.daily_model_calls, left_s, now)
         if not budget.allowed:
             log.info("widget.budget_spent", key=key, day=day, budget=limits.daily_model_calls)
         return budget.allowed
 
     def _address(self, counter: str, ip: str, limit: int, window_s: int, now: int) -> None:
         self._check(
-            self._store().window(counter, limit, window_s, now),
+            self.store().window(counter, limit, window_s, now),
             "ip_limit",
             f"address {ip} made {limit} requests in {window_s} s",
         )

@@ -14,7 +14,7 @@ The conditions are exactly the branches of `window_step` and `rate_step`.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -30,6 +30,9 @@ from assist.widget.store.store import (
     WidgetStore,
     interval_ms,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, QueryInputTypeDef
 
 ATTEMPTS = 6  # each failed attempt means another writer moved the item: a few always settle it
 
@@ -54,7 +57,7 @@ class DynamoDBWidgetStore(DynamoDBTable, WidgetStore):
     @guarded
     def all_keys(self) -> list[SiteKey]:
         out: list[SiteKey] = []
-        kwargs: dict[str, Any] = {
+        kwargs: QueryInputTypeDef = {
             "TableName": self.table,
             "KeyConditionExpression": "pk = :p",
             "ExpressionAttributeValues": {":p": {"S": KEYS_PARTITION}},
@@ -196,7 +199,7 @@ class DynamoDBWidgetStore(DynamoDBTable, WidgetStore):
         return item["denied_at"]["S"] if item else None
 
     @staticmethod
-    def _key(pk: str, sk: str) -> dict[str, Any]:
+    def _key(pk: str, sk: str) -> dict[str, AttributeValueTypeDef]:
         return {"pk": {"S": pk}, "sk": {"S": sk}}
 
 

@@ -102,6 +102,7 @@ def rate_step(tat_ms: int | None, now_ms: int, rate_per_s: float, burst: int) ->
 
 
 def interval_ms(rate_per_s: float) -> int:
+    """The rate counter's emission interval (GCRA), at least 1 ms; a rate of 0 or less: one no window reaches."""
     return max(1, round(1000 / rate_per_s)) if rate_per_s > 0 else 10**12
 
 
