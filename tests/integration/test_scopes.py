@@ -21,7 +21,7 @@ from assist.aws.clients import client
 from assist.build.run import sync_sources
 from assist.index.store import connect
 from assist.settings import Settings
-from assist.sources.spec import load_file
+from assist.sources.resolve import load_file
 from assist_dev.doubles.ollama_server import OllamaTestServer
 from assist_dev.local.resources import ensure_resources
 from tests.integration.conftest import answered, ask, served

@@ -29,7 +29,7 @@ class SlowIndex:
     def __init__(self, search_s: float) -> None:
         self.search_s = search_s
 
-    def search(self, query: str, k: int, translated: str | None = None) -> RetrievalResult:
+    def search(self, query: str, k: int, translated: str | None = None, scope: object = None) -> RetrievalResult:
         time.sleep(self.search_s)
         return RetrievalResult(chunks=[], confidence=Confidence.NONE)
 

@@ -6,6 +6,7 @@ import itertools
 import re
 from collections import Counter
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -90,7 +91,7 @@ def test_questions_and_gaps_break_down_by_the_scope_asked():
     g = Gathered(days=1, since="2026-04-10T00:00:00.000+00:00", until="2026-04-11T00:00:00.000+00:00")
     base = {"created_at": "2026-04-10T10:00:00.000+00:00", "type": "RETRIEVAL", "layer": "embedding"}
     v1, v2 = {"product": "cli", "version": "1"}, {"product": "cli", "version": "2"}
-    g.entries = [
+    rows = [
         {**base, "message": "plugin add", "scope": v1, "uncertain": "out_of_scope"},
         {**base, "message": "plugin list", "scope": v1, "uncertain": "out_of_scope"},
         {**base, "message": "config file", "scope": v1, "retrieval_confidence": "high"},
@@ -98,13 +99,14 @@ def test_questions_and_gaps_break_down_by_the_scope_asked():
         {**base, "message": "invoice export", "scope": {"product": "cli"}, "uncertain": "out_of_scope"},
         {**base, "message": "invoice sap", "retrieval_confidence": "none"},
     ]
+    g.entries = msgspec.convert(rows, list[HistoryRecord])
     assert g.summary()["scopes"] == {
         "cli/1": {"questions": 3, "gap_questions": 2},
         "cli/2": {"questions": 1, "gap_questions": 0},
         "cli/*": {"questions": 1, "gap_questions": 1},
         "*/*": {"questions": 1, "gap_questions": 1},
     }
-    gaps = clusters([e["message"] for e in g.gaps()], TopicEmbedder(), k=2, scopes=[scope_of(e) for e in g.gaps()])
+    gaps = clusters([e.message for e in g.gaps()], TopicEmbedder(), k=2, scopes=[scope_of(e) for e in g.gaps()])
     assert {x.label: (x.size, x.scopes) for x in gaps} == {
         "plugin · add · list": (2, {"cli/1": 2}),
         "invoice · export · sap": (2, {"cli/*": 1, "*/*": 1}),

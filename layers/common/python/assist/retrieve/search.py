@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -119,8 +120,11 @@ class Retriever:
         self._centroid_lock = threading.Lock()
         # the verdict's threshold computed for this index version when it was built (ADR 0096)
         self._calibration = once(calibration) if calibration else None
-        # a passage's scope columns, read with it when the index has them (one built before scopes has not)
-        self._columns = [*st.COLUMNS, *(k for k in SCOPE_KEYS if k in table.schema.names)]
+
+    @cached_property
+    def _columns(self) -> list[str]:
+        """A passage's columns, its scope's too when the index has them (one built before scopes has not)."""
+        return [*st.COLUMNS, *(k for k in SCOPE_KEYS if k in self._table.schema.names)]
 
     @property
     def table(self) -> Any:
