@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from assist.settings import Settings
 from assist.sources.code import chunk_code
 from assist.sources.files import page_url, rst_to_markdown, strip_mdx
 from assist.sources.openapi import parse_spec, read_spec
-from assist.sources.resolve import guess_kind, load_file
+from assist.sources.resolve import guess_kind, kind_of, load_file, resolved
 from assist.sources.site import page_id
 from assist.sources.spec import SourceError
 from assist.sources.webpage import parse_page
@@ -183,3 +184,13 @@ def test_one_site_is_one_host_over_http_or_https():
         assert not fetcher.on_host("https://x.org/")
         assert not fetcher.on_host("https://docs.x.org.evil.com/")
         assert not fetcher.on_host("ftp://docs.x.org/file")
+
+
+def test_a_local_openapi_file_without_a_base_url_links_to_its_name_not_the_build_machine(tmp_path: Path):
+    (tmp_path / "pets.json").write_text(
+        '{"openapi": "3.1.0", "info": {"title": "Pets"}, "paths": {"/pets": {"get": {"operationId": "listPets",'
+        ' "responses": {"200": {"description": "ok"}}}}}}'
+    )
+    spec = resolved({"location": str(tmp_path / "pets.json")})
+    read = kind_of(spec).read(spec, Settings(), {}, {})
+    assert {c.url for p in read.pages for c in p.chunks} == {"pets.json#operation/listPets"}

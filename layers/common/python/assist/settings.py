@@ -280,7 +280,7 @@ class Sources(Section, frozen=True, kw_only=True, rename=_prefixed("SOURCES_")):
     """Docs sites, OpenAPI, repositories, PDF (ADR 0058–0060)."""
 
     file: str = ""  # a YAML list of sources for one index (`assist index --sources`, the sync function)
-    # where a folder's files are published (`{path}` or a prefix); "": file:// URLs
+    # where a folder's files are published (`{path}` or a prefix); "": each file's path in the folder (ADR 0112)
     docs_base_url: str = msgspec.field(default="", name="DOCS_BASE_URL")
 
 
