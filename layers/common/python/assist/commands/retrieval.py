@@ -65,6 +65,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--margin", type=float, default=0.5, help="a fit flags at most MARGIN × 0.05 answerable questions")
     u.add_argument("--json", action="store_true", help="one JSON object on stdout")
     u.set_defaults(func=f"{RUN}:run_uncertain")
+    e = ev.add_parser(
+        "everyday",
+        help="everyday first turns through the router and the verdict, per set, beside the baseline (ADR 0127)",
+    )
+    e.add_argument(
+        "--set",
+        nargs="+",
+        action="append",
+        required=True,
+        metavar="NAME CORPUS QRELS QUERIES",
+        help="a set: its name, corpus.jsonl, qrels TSV and one or more queries.jsonl (its answerable questions)",
+    )
+    e.add_argument("--everyday", default="data/uncertain/everyday.jsonl", help="everyday first turns (JSONL)")
+    e.add_argument("--recall", default="data/uncertain/recall.jsonl", help="first-turn recall questions (JSONL)")
+    e.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (reused)")
+    e.add_argument("--limit", type=int, help="at most N answerable questions per set")
+    e.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    e.set_defaults(func=f"{RUN}:run_everyday")
     dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
     dc.add_argument("path", nargs="?", default="docs")
     dc.add_argument("--out", default="-", help="file to write (default: stdout)")
