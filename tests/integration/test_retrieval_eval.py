@@ -13,10 +13,11 @@ DATA = ROOT / "data/retrieval"
 # measured 0.80 when the set was written over 182 sections (ADR 0020); 0.74 over 278 sections of a later docs/, with
 # one fusion for every query kind (ADR 0039: rrf 0.69 there); 0.718–0.721 over 454 sections (rrf 0.656), where an
 # ADR's edit elsewhere flips a near tie (q059: 0.8058 against 0.8051); 0.706 over 494 sections (rrf 0.644, fts 0.636),
-# the same with the retrieval code of 03e8844 on that corpus: the drop is this round's new ADRs and docs, not code.
+# the same with the retrieval code of 03e8844 on that corpus: the drop is this round's new ADRs and docs, not code;
+# 0.690 over 557 sections (rrf 0.640, fts 0.626), and the retrieval code of 2ccb026 gives the same 0.6903 there.
 # Sections added to docs/ take ranks from the judged ones, so the floor follows the corpus, a little below what was
 # measured; a drop below it is a regression
-FLOOR = 0.70
+FLOOR = 0.68
 
 
 def test_adaptive_beats_fts_vector_and_lancedb_rrf_on_the_docs_set(base_settings, embedder):

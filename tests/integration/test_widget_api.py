@@ -17,6 +17,7 @@ from assist.settings import Settings
 from assist_dev.doubles.jwks import AUDIENCE, ISSUER, IdentityProvider
 from tests.integration.conftest import served
 from tests.support.attacks import record
+from tests.support.widget_table import own_widget_table
 
 pytestmark = pytest.mark.integration
 SITE = "https://docs.example.com"
@@ -26,7 +27,7 @@ QUESTION = "Where is the index stored?"
 
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings) -> Settings:
-    return docs_index.with_(widget={"key_cache_s": 1.0, "token_ttl_s": 600})
+    return own_widget_table(docs_index, "api").with_(widget={"key_cache_s": 1.0, "token_ttl_s": 600})
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from tests.integration.conftest import served
 from tests.integration.test_widget_api import SITE, new_key, stream, visitor
 from tests.support.attacks import record
 from tests.support.folder_urls import in_folder
+from tests.support.widget_table import own_widget_table
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,7 +71,7 @@ def test_a_weak_signing_key_in_the_stream_functions_environment_stops_the_app_fr
 
 @pytest.fixture(scope="module")
 def settings(docs_index: Settings) -> Settings:
-    return docs_index.with_(widget={"key_cache_s": 1.0, "token_ttl_s": 600})
+    return own_widget_table(docs_index, "visitors").with_(widget={"key_cache_s": 1.0, "token_ttl_s": 600})
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +145,9 @@ def test_the_previous_key_verifies_for_one_token_life_after_a_rotation_and_no_lo
     old, new = secrets.token_urlsafe(48), secrets.token_urlsafe(48)
     sm.create_secret(Name=name, SecretString=old)
     ttl = 4
-    s = docs_index.with_(widget={"token_key_secret": name, "token_key_cache_s": 1.0, "token_ttl_s": ttl})
+    s = own_widget_table(docs_index, "rotation").with_(
+        widget={"token_key_secret": name, "token_key_cache_s": 1.0, "token_ttl_s": ttl}
+    )
 
     def signed_now_with_the_old_key(token: str) -> str:
         claims = {**jwt.decode(token, options={"verify_signature": False}), "iat": int(time.time())}
@@ -236,9 +239,13 @@ def test_a_visitors_turn_is_marked_with_its_site_key_in_storage_and_export_and_l
 
     tag = uuid.uuid4().hex[:8]
     if backend == "file":
-        s = docs_index.with_(sessions={"store": "file", "store_file": str(tmp_path / "s.sqlite3")})
+        s = own_widget_table(docs_index, "marked").with_(
+            sessions={"store": "file", "store_file": str(tmp_path / "s.sqlite3")}
+        )
     else:
-        s = docs_index.with_(sessions={"table": f"s-anon-{tag}", "intent_history_table": f"h-anon-{tag}"})
+        s = own_widget_table(docs_index, "marked").with_(
+            sessions={"table": f"s-anon-{tag}", "intent_history_table": f"h-anon-{tag}"}
+        )
         ensure_resources(s, client("dynamodb", s), client("s3", s))
     s = s.with_(export={"settle_s": 0.0})
     with served(s) as url:

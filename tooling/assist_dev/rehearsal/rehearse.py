@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -65,6 +65,9 @@ from assist_dev.rehearsal.item_reader import InterpreterReads
 from assist_dev.rehearsal.runtime import FunctionProcess
 from assist_dev.rehearsal.sync_execution import SyncExecutions
 from assist_dev.rehearsal.template import ACCOUNT, FunctionSpec, RoleSpec, Stack, expand
+
+if TYPE_CHECKING:
+    import httpx
 
 log = get_logger(__name__)
 STACK = "assist-rehearsal"
@@ -592,20 +595,20 @@ def flow_deny_visitor(r: Rehearsal) -> None:
         raise FlowFailed(f"POST /v1/admin/denied-visitors: HTTP {status}: {str(body)[:200]}")
     url = FunctionUrl(r.stream_url())
 
-    def ask(visitor: dict[str, Any]) -> int:
+    def ask(visitor: dict[str, Any]) -> httpx.Response:
         sent = {"authorization": f"Bearer {visitor['token']}", **origin}
         question = {"session_id": f"{visitor['visitor']}.deny", "message": "How is the engine configured?"}
-        return url.request("POST", f"/v1/ask/stream?key={key['key']}", r.source_ip, sent, question).status_code
+        return url.request("POST", f"/v1/ask/stream?key={key['key']}", r.source_ip, sent, question)
 
     def check() -> str | None:
         renewal = {**origin, "authorization": f"Bearer {denied['token']}"}
         renewed = r.call("POST", path, {"key": key["key"]}, headers=renewal, authorized=False)[0]
-        streamed = ask(denied)
+        streamed = ask(denied).status_code
         return None if (streamed, renewed) == (403, 403) else f"the denied visitor: stream {streamed}, token {renewed}"
 
     _until(check, r.admin.widget.key_cache_s + 5)
-    if (served := ask(other)) != 200:
-        raise FlowFailed(f"another visitor of the key after the denial: HTTP {served}")
+    if (served := ask(other)).status_code != 200:
+        raise FlowFailed(f"another visitor of the key after the denial: HTTP {served.status_code}: {served.text[:200]}")
 
 
 def flow_metrics(r: Rehearsal) -> None:
