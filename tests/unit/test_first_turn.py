@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from assist.contracts import IntentEntry, Layer, QueryType, Route, Slot
-from assist.query.first_turn import REASON, first_turn_route, readable, unanchored
+from assist.language import detect
+from assist.query.first_turn import (
+    NO_ACCOUNT_DATA,
+    REASON,
+    first_turn_route,
+    readable,
+    unanchored,
+    without_account_data,
+)
 from assist.query.recall import RecallBank
 from assist.settings import Settings
 
@@ -28,6 +36,8 @@ def route(qtype: QueryType, layer: Layer = Layer.EMBEDDING, lexical: str | None 
         (QueryType.CONVERSATIONAL, Layer.EMBEDDING, [], None, True),
         (QueryType.CONVERSATIONAL, Layer.FALLBACK, [], None, True),
         (QueryType.PLATFORM, Layer.LLM, [], None, True),
+        (QueryType.PLATFORM, Layer.EMBEDDING, [IntentEntry(QueryType.RETRIEVAL, "x")], None, True),  # any turn
+        (QueryType.PLATFORM, Layer.DECLARED, [], None, True),  # declared, but no data to answer from
         (QueryType.PLATFORM, Layer.EMBEDDING, [], "usage: 20%", False),  # account data to answer from
         (QueryType.CONVERSATIONAL, Layer.EMBEDDING, [IntentEntry(QueryType.RETRIEVAL, "x")], None, False),
         (QueryType.CONVERSATIONAL, Layer.DECLARED, [], None, False),  # the caller knows
@@ -36,7 +46,7 @@ def route(qtype: QueryType, layer: Layer = Layer.EMBEDDING, lexical: str | None 
         (QueryType.CODE_GENERATION, Layer.EMBEDDING, [], None, False),
     ],
 )
-def test_only_a_first_turn_the_router_sent_away_from_the_docs_with_nothing_to_answer_from_is_unanchored(
+def test_only_a_turn_sent_away_from_the_docs_with_nothing_to_answer_from_is_unanchored(
     qtype, layer, history, extra, expected
 ):
     assert unanchored(route(qtype, layer), history, extra) is expected
@@ -68,9 +78,28 @@ def test_a_message_acting_on_the_conversation_stays_conversational_and_platform_
 
     kept = route(QueryType.CONVERSATIONAL)
     assert first_turn_route(kept, "What did I ask?", refers, S) is kept
-    assert first_turn_route(route(QueryType.PLATFORM), "What did I ask?", refers, S).type is QueryType.RETRIEVAL
-    assert asked == ["What did I ask?"]
     assert first_turn_route(kept, None, refers, S) is kept  # unreadable: as routed
+    assert not without_account_data(kept)
+    for text in ("What did I ask?", None):  # without account data, read or not, PLATFORM is never the model's own
+        platform = first_turn_route(route(QueryType.PLATFORM), text, refers, S)
+        assert (platform.type, platform.reason) == (QueryType.RETRIEVAL, f"embedding p=0.90; {NO_ACCOUNT_DATA}")
+        assert without_account_data(platform)
+    assert asked == ["What did I ask?"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Repite tu última respuesta.", "es"),  # no function word of any table: its letters tell
+        ("longitud máxima del mensaje", "es"),
+        ("Qual é a versão atual?", "pt"),
+        ("Configuração está pronta?", None),  # Portuguese letters: not taken for Spanish
+        ("Tell me a joke about cats.", None),
+        ("What does the piñata cost in the café?", "en"),  # function words decide first
+    ],
+)
+def test_a_spanish_letter_tells_a_question_too_short_for_function_words(text, expected):
+    assert detect(text) == expected
 
 
 def _rows(name: str) -> list[str]:

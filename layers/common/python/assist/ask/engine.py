@@ -148,25 +148,25 @@ class Engine:
             may_call = partial(self.model_call, state)  # asked only if the LLM layer would run
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
-        first = unanchored(state.route, state.history, req.extra_context)
-        if state.route.type.needs_retrieval or first:
+        unmoored = unanchored(state.route, state.history, req.extra_context)
+        if state.route.type.needs_retrieval or unmoored:
             with charging(charge):
                 resolve_search_query(state, self._parts.slots, self.settings, may_call)
-        if first:
-            self._judge_first_turn(state)
+        if unmoored:
+            self._judge_unanchored(state)
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = exchanges(recent)
         if turn is not None:
             state.turn = turn.result()
         return state
 
-    def _judge_first_turn(self, state: TurnState) -> None:
-        """A first turn with nothing to answer from is searched and judged as RETRIEVAL (`query/first_turn.py`)."""
+    def _judge_unanchored(self, state: TurnState) -> None:
+        """A turn with nothing to answer from is searched and judged as RETRIEVAL (`query/first_turn.py`)."""
         route = _route(state)
         text = readable(route, state.request.message, self.settings)
         state.route = first_turn_route(route, text, self._recall.refers_to_conversation, self.settings)
         if state.route is not route:
-            log.info("classify.first_turn_judged", routed=route.type.value, layer=route.layer)
+            log.info("classify.judged_as_retrieval", routed=route.type.value, layer=route.layer)
 
     def model_call(self, state: TurnState) -> bool:
         """May this turn still ask a model? False once a call found a widget key's daily budget spent: no later
