@@ -68,7 +68,8 @@ def stop(proc: subprocess.Popen) -> tuple[int, str, str]:
 @pytest.mark.parametrize("index", ["local", "s3"])
 def test_local_up_serves_asks_and_stops_cleanly(tmp_path, pages, index):
     extra = ("--index", "s3://assist-data/index") if index == "s3" else ()
-    proc, base = start(tmp_path, *extra, docs=pages)
+    shutil.copytree(pages, tmp_path / "docs")  # named as the README's `make run` names it: relative to the shell
+    proc, base = start(tmp_path, *extra, docs=Path("docs"))
     try:
         env = subprocess.run([str(ASSIST), "local", "env"], cwd=tmp_path, capture_output=True, text=True, check=True)
         assert "export AWS_ENDPOINT_URL=http://127.0.0.1:" in env.stdout

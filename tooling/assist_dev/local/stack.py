@@ -26,7 +26,7 @@ from assist.aws.clients import client
 from assist.build.run import sync_sources
 from assist.embed import build_embedder
 from assist.logs import get_logger
-from assist.sources.spec import SourceSpec
+from assist.sources.spec import SourceSpec, anchored
 from assist_dev.local.emulator import patch_dynamodb
 from assist_dev.local.ports import free_port
 from assist_dev.local.resources import ensure_resources
@@ -96,9 +96,11 @@ def specs_of(docs: Path | str | list[SourceSpec]) -> list[SourceSpec]:
 
 
 def sources_file(docs: Path | str | list[SourceSpec], folder: Path) -> Path:
-    """The sources as a sources file (what the index state machine's Plan reads)."""
+    """The sources as a sources file (what the index state machine's Plan reads). It lives in `folder`, so a
+    relative path given on the command line is written as the working directory's, absolute."""
     path = folder / "sources.yaml"
-    path.write_text(yaml.safe_dump({"sources": [msgspec.to_builtins(s) for s in specs_of(docs)]}))
+    specs = [msgspec.to_builtins(anchored(s, Path.cwd())) for s in specs_of(docs)]
+    path.write_text(yaml.safe_dump({"sources": specs}))
     return path
 
 

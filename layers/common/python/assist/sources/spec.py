@@ -106,7 +106,13 @@ def load_text(text: str, where: str, base: Path | None = None) -> list[SourceSpe
             spec = msgspec.convert({"location": item} if isinstance(item, str) else item, SourceSpec)
         except msgspec.ValidationError as exc:
             raise SourceError(f"sources file {where}, source {i + 1}: {exc}") from exc
-        if base is not None and not is_url(spec.location) and not spec.location.startswith("git@"):
-            spec = msgspec.structs.replace(spec, location=str((base / spec.location).resolve()))
-        specs.append(spec.resolved())
+        specs.append((anchored(spec, base) if base is not None else spec).resolved())
     return specs
+
+
+def anchored(spec: SourceSpec, base: Path) -> SourceSpec:
+    """`spec` with a relative path made absolute against `base` (URLs and git remotes as they are): a sources
+    file written for another process, in another folder, still names the same files."""
+    if is_url(spec.location) or spec.location.startswith("git@"):
+        return spec
+    return msgspec.structs.replace(spec, location=str((base / spec.location).resolve()))
