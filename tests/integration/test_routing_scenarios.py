@@ -80,7 +80,8 @@ def test_a_usage_question_after_five_documentation_turns_is_platform(settings, o
     ollama.responder = reply_for("RETRIEVAL")
     with api(settings) as base:
         docs = [ask(base, session_id=session_id, message=m) for m in DOC_TURNS]
-        usage = ask(base, session_id=session_id, message="cuántas llamadas llevo este mes?")
+        # the platform sends the account data with an account question (without it: ADR 0127)
+        usage = ask(base, session_id=session_id, message="cuántas llamadas llevo este mes?", extra_context="1.204")
     assert [d["route"]["type"] for d in docs] == ["RETRIEVAL"] * 5
     assert usage["trace"]["history"] == [f'[RETRIEVAL] "{m[:60]}"' for m in DOC_TURNS]
     assert usage["route"]["type"] == "PLATFORM"
@@ -170,7 +171,8 @@ def test_corpus_questions_are_retrieval_and_their_lookalikes_keep_their_type(
     settings, ollama, session_id, message, expected
 ):
     ollama.responder = reply_for("CODE_GENERATION")  # were the LLM asked, it would answer wrong
+    account = {"extra_context": "calls this month: 1,204"} if expected == "PLATFORM" else {}  # as a platform asks
     with api(settings) as base:
-        body = ask(base, session_id=session_id, message=message)
+        body = ask(base, session_id=session_id, message=message, **account)
     assert (body["route"]["type"], body["route"]["layer"]) == (expected, "embedding")
     assert classifier_calls(ollama) == []

@@ -226,8 +226,13 @@ def test_the_model_answers_from_the_chunks_that_travelled_through_the_state_mach
 def test_a_conversational_turn_after_long_messages_stays_under_the_payload_limit(stack, api, session_id):
     # six earlier turns at the message limit, all but one character (a message needs a visible one) escaped six-fold
     # by JSON: the turn's conversation alone would be about 300 KB if it travelled whole
-    for _ in range(6):  # declared PLATFORM: stored like any turn, without a search for 8000 characters
-        long = {"session_id": session_id, "message": "?" + "\x01" * 7999, "query_type": "PLATFORM"}
+    for _ in range(6):  # declared PLATFORM with its account data: stored like any turn, without a search
+        long = {
+            "session_id": session_id,
+            "message": "?" + "\x01" * 7999,
+            "query_type": "PLATFORM",
+            "extra_context": "-",
+        }
         r = httpx.post(api + "/v1/ask", json=long, timeout=60)
         assert r.status_code == 200, r.text[:300]
     follow_up = {"session_id": session_id, "message": "Shorter, please.", "query_type": "CONVERSATIONAL"}

@@ -25,6 +25,8 @@ _WORDS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
 #: the language a question needs two more function words of than of any other
 MARGIN = 2
+#: letters that, of the tables' languages, only Spanish and Portuguese write (ADR 0128), and Portuguese's own
+_IBERIAN, _PORTUGUESE = set("ñáíóú"), set("ãõçâêô")
 NAMES = {"en": "English", "es": "Spanish", "pt": "Portuguese", "fr": "French", "de": "German", "it": "Italian"}
 
 
@@ -35,7 +37,11 @@ def detect(text: str, margin: int = MARGIN) -> str | None:
     (best, lang), (second, _) = counts[0], counts[1]
     if text.lstrip().startswith("¿"):
         return "es"
-    return lang if best >= margin and best - second >= margin - 1 and best > second else None
+    if best >= margin and best - second >= margin - 1 and best > second:
+        return lang
+    # too few function words ("Repite tu última respuesta."): a letter no English question writes still tells
+    letters = set(text.lower())
+    return "es" if letters & _IBERIAN and not letters & _PORTUGUESE else None
 
 
 def foreign(text: str, index_language: str) -> str | None:

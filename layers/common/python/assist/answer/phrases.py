@@ -36,6 +36,7 @@ PHRASES: dict[str, dict[str, str]] = {
         "documents": "documents",
         "acronym_documents": "{subject} documents",
         "typed_documents": "{subject} documents",
+        "without_account_data": "No account data came with this question, so I can answer only from the documentation.",
         "not_covered": "The documentation does not cover this question, so I will not guess an answer.",
         "nearest": "The nearest topics it does cover:",
         "not_in_scope": "These docs ({scope}) do not cover this question, so I will not answer from another version.",
@@ -73,6 +74,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "documents": "documentos",
         "acronym_documents": "documentos {subject}",
         "typed_documents": "documentos de tipo {subject}",
+        "without_account_data": "Esta pregunta no trae datos de la cuenta, así que solo puedo responder con la "
+        "documentación.",
         "not_covered": "La documentación no cubre esta pregunta, así que no voy a inventar una respuesta.",
         "nearest": "Los temas más cercanos que sí cubre:",
         "not_in_scope": "Esta documentación ({scope}) no cubre esta pregunta, así que no responderé con otra versión.",

@@ -19,6 +19,7 @@ from msgspec.structs import asdict
 
 from assist.answer.marker import MarkerFilter
 from assist.answer.not_covered import fixed_answer, near_misses
+from assist.answer.phrases import language, phrase
 from assist.answer.prefetch import Prefetched
 from assist.ask.context import answer_text, budget_spent, fit_to_model_window, traced
 from assist.ask.recorder import TurnRecorder, sources_of
@@ -40,6 +41,7 @@ from assist.contracts import (
 from assist.llm.charge import Charge, charging
 from assist.llm.slots import Generation, LLMUnavailable, Thought
 from assist.logs import get_logger
+from assist.query.first_turn import without_account_data
 from assist.trace import stage
 
 if TYPE_CHECKING:
@@ -72,7 +74,7 @@ class Answering:
         route = state.route
         ctx = self.context(state)  # `prepare` retrieved or recalled; a named document is read here, whole
         if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
-            text, near = fixed_answer(state), near_misses(state)
+            text, near = account_note(state) + fixed_answer(state), near_misses(state)
             turn = self.recorder.take(state)
             answer = await anyio.to_thread.run_sync(self.recorder.finish, state, text, [], turn, near)
             sources = with_passages(sources_of(near, near_miss=True), near)  # what the docs hold nearest (ADR 0102)
@@ -103,11 +105,14 @@ class Answering:
         """The route event, the model's tokens as they come, then `done` once the turn is written; a consumer gone
         at any point still gets the turn written (`finally`)."""
         turn = None
-        parts: list[str] = []
+        note = account_note(state)
+        parts: list[str] = [note] if note else []
         gen: Generation | LLMUnavailable | None = None
         written = False
         try:
             yield route_event
+            if note:
+                yield TokenEvent(note)
             turn = self.recorder.take(state)  # after the route event, while the model starts: needed only to write
             with stage(state, GenerateStage(slot=route_event.route.model_slot, skipped=fitted is None)) as st:
                 if fitted is not None:
@@ -128,9 +133,9 @@ class Answering:
                 if rest := shown.close():
                     parts.append(rest)
                     yield TokenEvent(rest)
-                text = answer_text(state, st, gen, ctx)
+                text = note + answer_text(state, st, gen, ctx)
             if isinstance(gen, LLMUnavailable):
-                yield TokenEvent(text)
+                yield TokenEvent(text[len(note) :])
             elif len(text) > len(said := "".join(parts)):  # a whole reply; or the note of an answer cut at its limit
                 yield TokenEvent(text[len(said) :])
             written = True  # from here the turn is written here (or fails loudly), never a second time below
@@ -143,6 +148,15 @@ class Answering:
                 with anyio.CancelScope(shield=True):
                     await model.aclose()  # type: ignore[attr-defined]
                     await anyio.to_thread.run_sync(self.recorder.finish, state, "".join(parts), ctx.chunks, turn)
+
+
+def account_note(state: TurnState) -> str:
+    """What an answer says first when it came as PLATFORM without account data (`query/first_turn.py`): that
+    it has none, so it answers from the documentation only."""
+    assert state.route is not None
+    if not without_account_data(state.route):
+        return ""
+    return phrase("without_account_data", language(state.request.message)) + "\n\n"
 
 
 async def drained(events: Events) -> Answer:

@@ -47,6 +47,8 @@ from assist.deadline import PERSIST_RESERVE_S, left
 from assist.embed.build import lazy_embedder
 from assist.llm.charge import Charge, charging
 from assist.logs import get_logger
+from assist.query.first_turn import first_turn_route, readable, unanchored
+from assist.query.recall import RecallBank
 from assist.query.search_query import resolve_search_query
 from assist.retrieve.corpus import recognize_turn
 from assist.retrieve.elsewhere import look_elsewhere
@@ -80,6 +82,7 @@ class Engine:
         self._recorder = TurnRecorder(parts.store, self._submit)
         self._sessions = Sessions(parts.store)
         self._answering = Answering(self.context, self._recorder, parts.slots, self.prepay, self.charge, settings)
+        self._recall = RecallBank(self.embedder)
 
     # -- what the ways in read besides a turn -----------------------------------------
     def transcript(self, session_id: str, owner: str) -> Transcript:
@@ -155,14 +158,25 @@ class Engine:
             may_call = partial(self.model_call, state)  # asked only if the LLM layer would run
             state.route = cascade.classify(req.message, state.history, declared=req.query_type, llm=may_call)
             st.type, st.layer, st.confidence = state.route.type, state.route.layer, state.route.confidence
+        unmoored = unanchored(state.route, state.history, req.extra_context)
+        if state.route.type.needs_retrieval or unmoored:
+            with charging(charge):
+                resolve_search_query(state, self._parts.slots, self.settings, may_call)
+        if unmoored:
+            self._judge_unanchored(state)
         if state.route.type is QueryType.CONVERSATIONAL:
             state.conversation = exchanges(recent)
         if turn is not None:
             state.turn = turn.result()
-        if state.route.type.needs_retrieval:
-            with charging(charge):
-                resolve_search_query(state, self._parts.slots, self.settings, may_call)
         return state
+
+    def _judge_unanchored(self, state: TurnState) -> None:
+        """A turn with nothing to answer from is searched and judged as RETRIEVAL (`query/first_turn.py`)."""
+        route = _route(state)
+        text = readable(route, state.request.message, self.settings)
+        state.route = first_turn_route(route, text, self._recall.refers_to_conversation, self.settings)
+        if state.route is not route:
+            log.info("classify.judged_as_retrieval", routed=route.type.value, layer=route.layer)
 
     def model_call(self, state: TurnState) -> bool:
         """May this turn still ask a model? False once a call found a widget key's daily budget spent: no later

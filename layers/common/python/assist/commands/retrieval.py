@@ -1,4 +1,4 @@
-"""`assist eval retrieval`, `assist eval uncertain` and `assist eval docs-corpus`: their arguments. What they run is
+"""`assist eval retrieval`, `uncertain`, `everyday` and `docs-corpus`: their arguments. What they run is
 in `commands/retrieval_run.py`, loaded when one runs (the evaluation loads lancedb: 3 s that `assist eval --help`
 need not pay, ADR 0104)."""
 
@@ -30,18 +30,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-query", metavar="FILE", help="write one JSON line per query: ranks per strategy, kind, top 5")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=f"{RUN}:run_eval")
+    _uncertain(ev)
+    _everyday(ev)
+    dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
+    dc.add_argument("path", nargs="?", default="docs")
+    dc.add_argument("--out", default="-", help="file to write (default: stdout)")
+    dc.set_defaults(func=f"{RUN}:run_docs_corpus")
+
+
+def _sets(parser: argparse.ArgumentParser, required: bool, what: str) -> None:
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        action="append",
+        required=required,
+        metavar="NAME CORPUS QRELS QUERIES",
+        help=f"a set: its name, corpus.jsonl, qrels TSV and one or more queries.jsonl ({what})",
+    )
+
+
+def _uncertain(ev: argparse._SubParsersAction) -> None:
     u = ev.add_parser(
         "uncertain",
         help="the uncertainty verdict fitted on several BEIR sets, each reported as fitted and left out of the fit "
         "(ADR 0055, ADR 0082)",
     )
-    u.add_argument(
-        "--set",
-        nargs="+",
-        action="append",
-        metavar="NAME CORPUS QRELS QUERIES",
-        help="a set: its name, corpus.jsonl, qrels TSV and one or more queries.jsonl (repeat the option per set)",
-    )
+    _sets(u, False, "repeat the option per set")
     u.add_argument(
         "--offtopic",
         action="append",
@@ -65,7 +79,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--margin", type=float, default=0.5, help="a fit flags at most MARGIN × 0.05 answerable questions")
     u.add_argument("--json", action="store_true", help="one JSON object on stdout")
     u.set_defaults(func=f"{RUN}:run_uncertain")
-    dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
-    dc.add_argument("path", nargs="?", default="docs")
-    dc.add_argument("--out", default="-", help="file to write (default: stdout)")
-    dc.set_defaults(func=f"{RUN}:run_docs_corpus")
+
+
+def _everyday(ev: argparse._SubParsersAction) -> None:
+    e = ev.add_parser(
+        "everyday",
+        help="everyday first turns through the router and the verdict, per set, beside the baseline (ADR 0127)",
+    )
+    _sets(e, True, "its answerable questions")
+    e.add_argument("--everyday", default="data/uncertain/everyday.jsonl", help="everyday first turns (JSONL)")
+    e.add_argument("--recall", default="data/uncertain/recall.jsonl", help="first-turn recall questions (JSONL)")
+    e.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (reused)")
+    e.add_argument("--limit", type=int, help="at most N answerable questions per set")
+    e.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    e.set_defaults(func=f"{RUN}:run_everyday")

@@ -1,16 +1,19 @@
-"""What `assist eval retrieval`, `uncertain` and `docs-corpus` run (their arguments: `commands/retrieval.py`)."""
+"""What `assist eval retrieval`, `uncertain`, `everyday` and `docs-corpus` run (their arguments:
+`commands/retrieval.py`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from assist.aws.clients import index_s3
 from assist.commands.common import report, settings
 from assist.embed import build_embedder
 from assist.errors import AssistError
+from assist.offline.retrieve import evaluate_everyday
 from assist.offline.retrieve.beir import docs_corpus
 from assist.offline.retrieve.evaluate import METRICS, evaluate
 from assist.offline.retrieve.evaluate_verdict import DataSet, gather, load, save
@@ -48,6 +51,38 @@ def run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sets(specs: list[list[str]]) -> list[DataSet]:
+    for spec in specs:
+        if len(spec) < 4:
+            raise AssistError(f"--set {' '.join(spec)}: expected NAME CORPUS QRELS QUERIES [QUERIES ...]")
+    return [DataSet(spec[0], spec[1], spec[2], tuple(spec[3:])) for spec in specs]
+
+
+def run_everyday(args: argparse.Namespace) -> int:
+    s = settings(logs={"level": "WARNING"})
+    result = evaluate_everyday.run(
+        _sets(args.set), args.everyday, args.recall, args.index_root, s, build_embedder(s), args.limit
+    )
+    if args.json:
+        report(result, True)
+        return 0
+    for name, per in result["sets"].items():
+        print(f"\n{name}: threshold {per['threshold']} (calibrated: {per['calibrated']}), {per['seconds']} s")
+        print(f"{'':<34}{'baseline':>10}{'first turn':>12}")
+        for engine in evaluate_everyday.ENGINES:
+            got = per[engine]
+            for kind, what in (("everyday", "flagged"), ("answerable", "flagged")):
+                row = got[kind]
+                label = f"{engine} {kind} {what} (n={row['n']})"
+                print(f"{label:<34}{row['flagged_baseline']:>10}{row['flagged_first_turn']:>12}")
+            rec = got["recall"]
+            label = f"{engine} recall CONVERSATIONAL (n={rec['n']})"
+            print(f"{label:<34}{rec['conversational_baseline']:>10}{rec['conversational_first_turn']:>12}")
+            print(f"  everyday by language {got['everyday']['by_language']}; missed: {got['everyday']['missed']}")
+            print(f"  answerable flagged: {got['answerable']['flagged']}")
+    return 0
+
+
 def run_uncertain(args: argparse.Namespace) -> int:
     s = settings(logs={"level": "WARNING"})
     targets = Targets(margin=args.margin)
@@ -56,17 +91,11 @@ def run_uncertain(args: argparse.Namespace) -> int:
     else:
         if not args.set or not args.index_root:
             raise AssistError("--set and --index-root are needed (or --from-evidence FILE)")
-        for spec in args.set:
-            if len(spec) < 4:
-                raise AssistError(f"--set {' '.join(spec)}: expected NAME CORPUS QRELS QUERIES [QUERIES ...]")
-        names = {spec[0] for spec in args.set}
+        sets = _sets(args.set)
         for name, _ in args.absent:
-            if name not in names:
+            if name not in {ds.name for ds in sets}:
                 raise AssistError(f"--absent {name}: no --set is named {name!r}")
-        sets = [
-            DataSet(spec[0], spec[1], spec[2], tuple(spec[3:]), tuple(f for n, f in args.absent if n == spec[0]))
-            for spec in args.set
-        ]
+        sets = [replace(ds, absent=tuple(f for n, f in args.absent if n == ds.name)) for ds in sets]
 
         found, cost, calibrations = gather(sets, args.offtopic, args.index_root, s, build_embedder(s))
         if args.evidence:
