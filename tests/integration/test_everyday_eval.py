@@ -35,7 +35,13 @@ def scifact() -> DataSet:
     )
 
 
-@pytest.mark.parametrize(("dataset", "limit"), [(docs, None), (scifact, 300)], ids=["docs", "scifact"])
+#: SciFact's index is 7,210 chunks: 5 to 6 minutes of embedding on 2 cores when not cached, past the suite's 300 s per
+#: test and a fifth of its time, so it is the slow tier's (`make test SLOW=1`); `assist eval everyday` prints the same
+#: figures
+SCIFACT_CASE = pytest.param(scifact, 300, marks=[pytest.mark.slow, pytest.mark.timeout(1200)], id="scifact")
+
+
+@pytest.mark.parametrize(("dataset", "limit"), [pytest.param(docs, None, id="docs"), SCIFACT_CASE])
 def test_everyday_first_turns_are_not_in_the_docs_and_answerable_ones_are_answered(
     base_settings, embedder, dataset, limit
 ):
@@ -57,4 +63,4 @@ def test_everyday_first_turns_are_not_in_the_docs_and_answerable_ones_are_answer
     assert everyday["flagged_baseline"] < everyday["flagged_first_turn"]
     assert answerable["n"] >= 100
     assert answerable["flagged_first_turn"] <= 0.05, answerable["flagged"]
-    assert recall["conversational_first_turn"] >= 15 / 16
+    assert recall["conversational_first_turn"] == 1.0, recall

@@ -15,11 +15,11 @@ import unicodedata
 _STOPWORDS = {
     "en": "the of and to in is are what how does do for with on an it that this which can why when where be by",
     "es": "el la los las de del que qué en y es son un una por para con cómo como cuál cuál cuándo dónde se "
-    "lo al hay puedo hace está están sobre mi sus qué",
+    "lo al hay puedo hace está están sobre mi tu sus qué",
     "pt": "o os as de do da que em e é são um uma por para com como qual quando onde não se ao na no",
-    "fr": "le la les des du de que qui est sont un une pour avec comment quel quelle où dans et ne pas",
+    "fr": "le la les des du de que qui est sont un une pour avec comment quel quelle où dans et ne pas tu",
     "de": "der die das des den dem und ist sind ein eine wie was wo für mit nicht zu im auf",
-    "it": "il lo la gli le di del che è sono un una per con come quale dove non nel della",
+    "it": "il lo la gli le di del che è sono un una per con come quale dove non nel della tu",
 }
 _WORDS = {lang: set(words.split()) for lang, words in _STOPWORDS.items()}
 _TOKEN = re.compile(r"[^\W\d_]+", re.UNICODE)
