@@ -23,9 +23,9 @@ from assist.build import shards
 from assist.build.commit import commit
 from assist.build.files import build_files
 from assist.build.run import sync_sources
+from assist.build.worker import rows_table
 from assist.embed import build_embedder
 from assist.index.chunking import DocChunk
-from assist.index.store import rows_table
 from assist.settings import Settings
 from assist.sources.spec import SourceSpec
 from assist_dev.bench.passages import passages, token_counts, write_pages

@@ -10,10 +10,11 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from assist.build import shards, vectors
@@ -24,6 +25,7 @@ from assist.logs import get_logger
 if TYPE_CHECKING:
     from assist.build.files import Files
     from assist.embed.base import Embedder
+    from assist.index.chunking import DocChunk
 
 log = get_logger(__name__)
 #: texts per embedder call and per cached batch: large enough to keep the cores busy, small enough that a stop
@@ -81,7 +83,7 @@ def embed_shard(
         if advance:
             advance(len(batch))
     chunks = [(d.hash, c) for d in shard.docs for c in d.chunks]
-    table = store.rows_table(chunks, np.stack([known[keyed[c.content]] for _, c in chunks]), embedder)
+    table = rows_table(chunks, np.stack([known[keyed[c.content]] for _, c in chunks]), embedder)
     buf = io.BytesIO()
     pq.write_table(table, buf)
     files.put(shards.rows_path(shard_key), buf.getvalue())
@@ -113,3 +115,15 @@ class Pace:
 
     def estimate(self, batch: list[str]) -> float:
         return max(self._rates, default=0.0) * sum(map(len, batch))
+
+
+def rows_table(chunks: list[tuple[str, DocChunk]], vectors: np.ndarray, embedder: Embedder) -> pa.Table:
+    """The rows of these chunks ((document hash, chunk), with one vector each, in order) as an Arrow table of the
+    index's schema (the build's only: numpy stays off the readers' import path)."""
+    columns: dict[str, Any] = {c: [getattr(chunk, c) for _, chunk in chunks] for c in store.CHUNK_COLUMNS}
+    columns["doc_hash"] = [h for h, _ in chunks]
+    columns[store.FTS_COLUMN] = [chunk.content for _, chunk in chunks]
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, embedder.dim)
+    target = store.schema(embedder)
+    return pa.table([columns[f.name] for f in target], schema=target)

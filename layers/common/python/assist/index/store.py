@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import numpy as np
 
 from assist.embed.base import check_same
 from assist.errors import AssistError
@@ -113,19 +112,6 @@ def verify_embedder(table: Any, embedder: Embedder, where: str) -> None:
     built_id = meta.get(META_EMBEDDER, b"?").decode()
     built_dim = int(meta.get(META_DIM, b"0"))
     check_same(built_id, built_dim, embedder, f"the index at {where}")
-
-
-def rows_table(chunks: list[tuple[str, DocChunk]], vectors: np.ndarray, embedder: Embedder) -> Any:
-    """The rows of these chunks ((document hash, chunk), with one vector each, in order) as an Arrow table of the
-    index's schema."""
-    pa = lance.arrow()
-    columns: dict[str, Any] = {c: [getattr(chunk, c) for _, chunk in chunks] for c in CHUNK_COLUMNS}
-    columns["doc_hash"] = [h for h, _ in chunks]
-    columns[FTS_COLUMN] = [chunk.content for _, chunk in chunks]
-    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
-    columns["vector"] = pa.FixedSizeListArray.from_arrays(flat, embedder.dim)
-    target = schema(embedder)
-    return pa.table([columns[f.name] for f in target], schema=target)
 
 
 def replace(db: Any, settings: Settings, embedder: Embedder, docs: list[str], rows: Any) -> Any:
