@@ -65,10 +65,12 @@ def vocabulary(docs: Path) -> list[str]:
 
 
 def corpus(
-    n: int, vocab: list[str], seed: int = 7, scope_fraction: float = 0.0
+    n: int, vocab: list[str], seed: int = 7, scope_fraction: float = 0.0, interleaved: bool = False
 ) -> tuple[list[dict[str, Any]], list[Query]]:
     """`scope_fraction` f: the rows in scopes `s0`, `s1`, … of that share each (`s0`, the one asked, holds f of
-    them); 0: no row has a scope."""
+    them); 0: no row has a scope. A scope's rows are adjacent, as a build writes them (source by source, a
+    pattern's pages in path order); `interleaved`: every row in the next scope, a layout no build writes and the
+    full-text prefilter's worst case (ADR 0121)."""
     scopes = round(1 / scope_fraction) if scope_fraction else 0
     rng = np.random.default_rng(seed)
     centroids = _unit(rng.normal(size=(TOPICS, DIM)).astype(np.float32))
@@ -94,7 +96,7 @@ def corpus(
             url="",
             content=text,
             vector=vectors[i],
-            product=f"s{i % scopes}" if scopes else "",
+            product=(f"s{i % scopes}" if interleaved else f"s{i * scopes // n}") if scopes else "",
         )
         rows.append(chunk.row())
     queries = []
@@ -188,6 +190,7 @@ def run(
     s3_queries: int | None = None,
     scope_fraction: float = 0.0,
     local_only: bool = False,
+    interleaved: bool = False,
 ) -> dict[str, Any]:
     """Local: build and search. S3: the same index, published to the emulated S3 as a version, and searched
     the way the retrieve function reads it: from a local copy of the published version (`s3`: the fetch, the
@@ -198,14 +201,15 @@ def run(
     rows), which says nothing about S3. Its `build_s` is the local build plus the upload. For the
     same reason direct S3 searches are slow at any size here; fewer of them are timed on a large index.
     `scope_fraction`: rows in scopes of that share each, and the searches timed inside one of them too (local);
+    `interleaved`: the scopes' rows alternate instead of lying together (`corpus`);
     `local_only`: no S3 figures (a large index's build and upload through moto take long on a small machine).
     """
     s3_queries = (50 if n <= 20_000 else 10) if s3_queries is None else s3_queries
 
     progress(f"generating {n:,} chunks")
-    rows, queries = corpus(n, vocabulary(docs), scope_fraction=scope_fraction)
+    rows, queries = corpus(n, vocabulary(docs), scope_fraction=scope_fraction, interleaved=interleaved)
     options = SearchOptions.from_settings(settings)
-    result: dict[str, Any] = {"rows": n, "scope_fraction": scope_fraction}
+    result: dict[str, Any] = {"rows": n, "scope_fraction": scope_fraction, "scopes_interleaved": interleaved}
     moto = MotoServer().start()
     try:
         with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:

@@ -51,6 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="F",
         help="rows in scopes of share F each (0.1: ten); also time the searches inside one of them (ADR 0121)",
     )
+    p.add_argument(
+        "--scopes-interleaved",
+        action="store_true",
+        help="each row in the next scope, not a scope's rows together as a build writes them (the worst case)",
+    )
     p.add_argument("--local-only", action="store_true", help="no S3 figures: the local index only")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=run_retrieval)
@@ -290,6 +295,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
         args.s3_direct_queries,
         args.scope_fraction,
         args.local_only,
+        args.scopes_interleaved,
     )
     return _show(result, args, retrieval_table)
 
@@ -312,7 +318,8 @@ def retrieval_table(result: dict[str, Any]) -> Table:
     notes = [f"{result['rows']:,} chunks; vector index: {result['vector_index']}; build: local {local['build_s']} s"]
     if "adaptive_scoped" in local:
         notes.append(
-            f"scoped ({result['scope_fraction']:.0%} of the rows in the scope asked): adaptive p50 "
+            f"scoped ({result['scope_fraction']:.0%} of the rows in the scope asked, "
+            f"{'interleaved' if result.get('scopes_interleaved') else 'together'}): adaptive p50 "
             f"×{local['adaptive_scoped']['ratio_to_unscoped']} unscoped, "
             f"fts ×{local['fts_scoped']['ratio_to_unscoped']}, "
             f"vector ×{local['vector_scoped']['ratio_to_unscoped']} (at most ×{budget['scoped_ratio_to_unscoped']})"
