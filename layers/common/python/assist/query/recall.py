@@ -16,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from assist.lazy import Lazy
 
 if TYPE_CHECKING:
@@ -45,7 +43,8 @@ class RecallBank:
     def nearest(self, text: str) -> float:
         """The cosine of `text` to its nearest phrasing (the embedder's vectors are unit length)."""
         vector = self._embedder().embed([text])[0]
-        return float(np.max(self._vectors.get() @ vector))
+        # the array's own max: a numpy import here is on the answer function's cold start, which never embeds
+        return float((self._vectors.get() @ vector).max())
 
     def refers_to_conversation(self, text: str) -> bool:
         return self.nearest(text) >= SIMILAR
