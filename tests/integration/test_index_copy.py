@@ -142,12 +142,12 @@ def test_a_version_that_does_not_fit_is_read_from_s3_and_said_so(s3_index):
     s = s.with_(index={"ephemeral_mb": 0})
     version = publish_("garden")
     live = pointer.version_uri(s.index.uri, version)
-    assert reader(s, live)["read"] == "s3"
-    assert "INDEX_EPHEMERAL_MB" in reader(s, live)["why"]
+    assert reader(s, live).read == "s3"
+    assert "INDEX_EPHEMERAL_MB" in str(reader(s, live).why)
     retriever = lazy_retriever(s, db=lazy_index(s))
     assert cited(retriever) == GARDEN_IDS  # answered all the same, from S3
     handle = handle_for(s)
     assert handle.location() == live
     assert handle.copies.state()["read"] == "s3"
     assert "INDEX_EPHEMERAL_MB" in handle.copies.state()["why_s3"]
-    assert reader(s.with_(index={"ephemeral_mb": 512}), live)["read"] == "copy"
+    assert reader(s.with_(index={"ephemeral_mb": 512}), live).read == "copy"

@@ -29,8 +29,8 @@ class Counting:
         self.searches.append(query)
         return self._get().search(query, k, **kwargs)
 
-    def fetch(self, ids):
-        return self._get().fetch(ids)
+    def fetch(self, ids, scope=None):
+        return self._get().fetch(ids, scope)
 
     def unknown(self, terms, typos=0):  # the verdict's vocabulary look-ups are not searches either
         return self._get().unknown(terms, typos)
