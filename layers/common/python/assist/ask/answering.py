@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from msgspec.structs import asdict
@@ -76,7 +76,7 @@ class Answering:
         if state.uncertain_reason:  # no model: the fixed answer, written first (a reader leaving loses nothing)
             text, near = account_note(state) + fixed_answer(state), near_misses(state)
             turn = self.recorder.take(state)
-            answer = await anyio.to_thread.run_sync(self.recorder.finish, state, text, [], turn, near)
+            answer = await self._finish(streamed, state, text, [], turn, near)
             sources = with_passages(sources_of(near, near_miss=True), near)  # what the docs hold nearest (ADR 0102)
             yield RouteEvent(route, sources, list(state.degraded), True, state.uncertain_reason)
             yield TokenEvent(text)
@@ -90,7 +90,7 @@ class Answering:
         sources = with_passages(sources_of(ctx.chunks), ctx.chunks)
         first = RouteEvent(route, sources, list(state.degraded), False, None)
         # the model's thinking is shown apart, only when asked for
-        async for event in self._generate(state, ctx, model, fitted, slots.thinks(route.model_slot), first):
+        async for event in self._generate(state, ctx, model, fitted, slots.thinks(route.model_slot), first, streamed):
             yield event
 
     async def _generate(
@@ -101,6 +101,7 @@ class Answering:
         fitted: Prompt | None,
         thinking: bool,
         route_event: RouteEvent,
+        streamed: bool,
     ) -> Events:
         """The route event, the model's tokens as they come, then `done` once the turn is written; a consumer gone
         at any point still gets the turn written (`finally`)."""
@@ -139,7 +140,7 @@ class Answering:
             elif len(text) > len(said := "".join(parts)):  # a whole reply; or the note of an answer cut at its limit
                 yield TokenEvent(text[len(said) :])
             written = True  # from here the turn is written here (or fails loudly), never a second time below
-            answer = await anyio.to_thread.run_sync(self.recorder.finish, state, text, ctx.chunks, turn)
+            answer = await self._finish(streamed, state, text, ctx.chunks, turn)
             yield DoneEvent(answer, usage=st.usage)
         finally:
             if not written:
@@ -147,7 +148,15 @@ class Answering:
                 log.info("answer.stream_cancelled", session_id=state.request.session_id, tokens=len(parts))
                 with anyio.CancelScope(shield=True):
                     await model.aclose()  # type: ignore[attr-defined]
-                    await anyio.to_thread.run_sync(self.recorder.finish, state, "".join(parts), ctx.chunks, turn)
+                    await self._finish(streamed, state, "".join(parts), ctx.chunks, turn)
+
+    async def _finish(self, streamed: bool, *turn: Any) -> Answer:
+        """The turn written (`TurnRecorder.finish`). Streamed, in a worker thread: the loop goes on serving other
+        readers while the store is written. Drained, here: that loop is the call's own (`Engine.answer`), and a
+        thread would load anyio's asyncio backend, 27 ms of the answer function's cold start."""
+        if streamed:
+            return await anyio.to_thread.run_sync(self.recorder.finish, *turn)
+        return self.recorder.finish(*turn)
 
 
 def account_note(state: TurnState) -> str:
