@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assist.ask.build import build_engine
-from assist.contracts import AskRequest
+from assist.contracts import AskRequest, Scope
 from assist.index import calibration, pointer
 from assist.index.store import connect
 from assist_dev.local.definition import ROOT
@@ -118,3 +118,60 @@ def test_a_small_folder_published_keeps_a_conservative_default_and_says_so(tmp_p
     assert c.sections == 8
     assert "under 30" in c.why
     assert c.threshold <= base_settings.uncertain.threshold  # never flags more than the configured verdict would
+
+
+def test_a_scope_with_sections_enough_is_calibrated_apart_and_its_questions_are_judged_by_it(
+    tmp_path, environ, base_settings
+):
+    """Two products and a shared folder: `alpha` has 40 sections of its own and gets a calibration of its own
+    (probes from what it sees, searched within it); `beta`'s 16 are too few, so its questions are judged by the
+    corpus's, as unscoped ones are. A sync that changed nothing keeps both."""
+    seed = random.SystemRandom().randrange(10**6)
+    generated_docs(tmp_path / "alpha", 20, seed)
+    generated_docs(tmp_path / "beta", 8, seed + 1)
+    generated_docs(tmp_path / "shared", 3, seed + 2)
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "sources:\n"
+        "  - {location: alpha, prefix: alpha/, scope: {product: alpha}}\n"
+        "  - {location: beta, prefix: beta/, scope: {product: beta}}\n"
+        "  - {location: shared, prefix: shared/}\n",
+        encoding="utf-8",
+    )
+    index = str(tmp_path / "index")
+    report = assist(environ, "index", "--sources", str(sources), "--index", index, "--quiet")
+
+    c = calibration.read(connect(index), base_settings.index.table)
+    assert c is not None, report
+    assert (c.sections, c.calibrated) == (62, True)
+    assert sorted(c.scopes) == ["alpha/*"]  # beta's 16 sections of its own are under 30
+    alpha = c.scopes["alpha/*"]
+    assert (alpha.sections, alpha.calibrated) == (46, True)  # its own 40 and the shared 6
+    assert 46 <= alpha.probes <= 138
+    assert math.isfinite(alpha.threshold)
+    assert alpha.offtopic == 120
+    assert alpha.weights == c.weights
+    assert alpha.threshold != c.threshold  # else the judging below could not tell them apart
+    assert report["calibration"] == c.summary()
+    assert report["calibration"]["scopes"]["alpha/*"]["threshold"] == alpha.threshold
+
+    s = base_settings.with_(
+        index={"uri": index},
+        uncertain={"calibrate": True},
+        sessions={"store": "file", "store_file": str(tmp_path / "s.sqlite3")},
+    )
+    engine = build_engine(s)
+    question = (tmp_path / "alpha").glob("*.md").__next__().read_text(encoding="utf-8").splitlines()[0].lstrip("# ")
+    held = {}
+    for name, scope in (("alpha", Scope(product="alpha")), ("beta", Scope(product="beta")), ("every", None)):
+        answer = engine.ask(AskRequest(session_id=f"cal-scope-{name}", message=f"{question}?", scope=scope))
+        verdict = next(st for st in answer.trace.stages if st.name == "retrieve").verdict
+        held[name] = verdict.threshold
+    assert held == {
+        "alpha": round(alpha.threshold, 4),
+        "beta": round(c.threshold, 4),
+        "every": round(c.threshold, 4),
+    }
+
+    again = assist(environ, "index", "--sources", str(sources), "--index", index, "--quiet")
+    assert again["calibration"] == report["calibration"]  # nothing changed: kept, computed_at and all

@@ -8,7 +8,11 @@ import random
 
 import pytest
 
+from assist.commands.doctor import verdict_line
+from assist.contracts import Scope
 from assist.index.calibration import METHOD, Calibration
+from assist.insights import render
+from assist.insights.gather import Gathered
 from assist.retrieve import calibrate as cb
 from assist.retrieve.verdict import Weights, calibrated
 
@@ -123,3 +127,42 @@ def test_a_corpus_whose_probes_and_bank_conflict_is_raised_toward_the_bank_but_n
     small = cb.choose(0.4, 0.1, probes, 0.3645, 12)
     assert small[0] == 0.1  # under 30 sections: the configured cut, lowered to the lowest probe's score
     assert "under 30" in small[2]
+
+
+def _sections_in(scope: Scope, n: int) -> list[cb.Section]:
+    return [cb.Section(f"{cb.key(scope)}-{i}#s", "T", "H", "text", scope) for i in range(n)]
+
+
+def test_a_scope_is_calibrated_apart_only_with_sections_enough_of_its_own_and_the_largest_first():
+    shared = _sections_in(Scope(), 100)  # seen by every scope, but no scope's own
+    small = _sections_in(Scope(product="cli", version="1"), cb.MIN_SECTIONS - 1)
+    big = [_sections_in(Scope(product="cli", version=str(v)), cb.MIN_SECTIONS + v) for v in range(2, 12)]
+    chosen = cb.apart(shared + small + [s for b in big for s in b])
+    assert len(chosen) == cb.MAX_SCOPES
+    assert [c.version for c in chosen] == [str(v) for v in range(11, 11 - cb.MAX_SCOPES, -1)]
+    assert cb.apart(shared + small) == []
+
+
+def test_a_scoped_question_is_judged_by_its_scopes_calibration_else_the_corpus_s():
+    signature = cb.signature(WEIGHTS)
+    own = Calibration(threshold=0.11, weights=signature)
+    corpus = Calibration(threshold=0.21, weights=signature, scopes={"cli/2": own}, apart=True)
+    assert corpus.within(Scope(product="cli", version="2")) is own
+    assert corpus.within(Scope(product="cli")) is corpus  # wider than the scope calibrated: the corpus's
+    assert corpus.within(Scope(product="cli", version="1")) is corpus
+    assert corpus.within(None) is corpus
+    assert calibrated(WEIGHTS, corpus.within(Scope(product="cli", version="2"))).threshold == 0.11
+    assert corpus.summary()["scopes"] == {
+        "cli/2": {
+            "threshold": 0.11,
+            "conflict": False,
+            "sections": 0,
+            "probes": 0,
+            "bound": 0.0,
+            "offtopic_caught": 0.0,
+        }
+    }
+    assert "cli/2: 0.11 (0 sections)" in verdict_line(corpus.summary())
+    assert "cli/2 0.11 (0 sections)" in render.page(
+        Gathered(days=7, since="2026-12-01T00:00:00+00:00", until="2026-12-07T00:00:00+00:00"), [], corpus.summary()
+    )

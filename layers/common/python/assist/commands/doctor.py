@@ -69,7 +69,8 @@ def verdict_line(c: dict[str, Any] | None) -> str:
     how = f"from {c['probes']} probes over {c['sections']} sections, false flags ≤ {c['bound']}"
     how = how if c["calibrated"] else f"not calibrated: {c['why']}"
     how = f"{c['why']}; {c['probes_flagged']} of {c['probes']} probes flagged" if c.get("conflict") else how
-    return f"threshold {c['threshold']} ({how}); catches {c['offtopic_caught']:.0%} of the off-topic bank"
+    apart = "".join(f"; {k}: {v['threshold']} ({v['sections']} sections)" for k, v in c.get("scopes", {}).items())
+    return f"threshold {c['threshold']} ({how}); catches {c['offtopic_caught']:.0%} of the off-topic bank{apart}"
 
 
 def table(rows: list[Any]) -> list[str]:

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from assist.index import lance, pointer
+from assist.index.scope import key
 from assist.index.store import connect
 
 if TYPE_CHECKING:
+    from assist.contracts import Scope
     from assist.settings import Settings
 
 #: bumped when the way a calibration is computed changes: an index calibrated otherwise is calibrated again
@@ -55,12 +57,24 @@ class Calibration(msgspec.Struct, omit_defaults=True, kw_only=True):
     seed: int = 0
     seconds: float = 0.0
     computed_at: str = ""
+    #: the scopes calibrated on their own, by `scope.key` (`cli/2`): the same probes made from what the scope sees
+    #: and searched within it. A scope not here (too few sections of its own) is judged by the corpus's threshold.
+    scopes: dict[str, Calibration] = msgspec.field(default_factory=dict)
+    #: True: its scopes were considered (an engine before scopes left them out: calibrated again on the next sync)
+    apart: bool = False
+
+    def within(self, scope: Scope | None) -> Calibration:
+        """The calibration a question asked in `scope` is judged by: its scope's own, else the corpus's."""
+        return self.scopes.get(key(scope), self) if scope else self
 
     def summary(self) -> dict[str, Any]:
         """What a sync's report, `assist doctor` and `/insights` say of it."""
         keys = ("threshold", "calibrated", "conflict", "why", "sections", "probes", "probes_flagged", "bound")
         keys += ("offtopic_caught", "computed_at")
-        return {k: getattr(self, k) for k in keys if getattr(self, k) != ""}
+        out = {k: getattr(self, k) for k in keys if getattr(self, k) != ""}
+        figures = ("threshold", "conflict", "sections", "probes", "bound", "offtopic_caught")
+        scopes = {name: {k: getattr(c, k) for k in figures} for name, c in sorted(self.scopes.items())}
+        return out | ({"scopes": scopes} if scopes else {})
 
 
 def table_name(index_table: str) -> str:

@@ -136,8 +136,16 @@ def _calibration(c: dict[str, Any] | None) -> str:
         + _figure("off-topic bank caught", f"{c['offtopic_caught']:.0%}")
         + f"</div><p class=note>The threshold was {how}. The off-topic bank is a fixed set of everyday questions "
         f"in English and Spanish; its share caught is what this threshold does with questions no docs answer. "
-        f"Computed {escape(str(c.get('computed_at', ''))[:16])} UTC.</p>"
+        f"Computed {escape(str(c.get('computed_at', ''))[:16])} UTC.</p>" + _calibrated_scopes(c.get("scopes", {}))
     )
+
+
+def _calibrated_scopes(scopes: dict[str, dict[str, Any]]) -> str:
+    """The scopes calibrated apart (ADR 0129): a scoped question there is judged by its scope's threshold."""
+    if not scopes:
+        return ""
+    each = ", ".join(f"{escape(k)} {escape(str(v['threshold']))} ({v['sections']} sections)" for k, v in scopes.items())
+    return f"<p class=note>Scopes with a threshold of their own: {each}. Other scopes use the one above.</p>"
 
 
 def _figure(label: str, value: str) -> str:

@@ -22,6 +22,10 @@ other places on the score's scale (ADR 0082). At index time the corpus itself is
   answerable bound then no longer holds, and `probes_flagged` says what the probes make of the cut.
 - A corpus of fewer than `MIN_SECTIONS` sections is not calibrated: ADR 0082's threshold, lowered to the lowest
   probe's score when that is lower (a conservative default, and the calibration says so).
+- **Scopes** (ADR 0121): a scope with `MIN_SECTIONS` sections of its own (the `MAX_SCOPES` largest) is calibrated
+  apart, as a corpus of what it sees (its sections and the shared ones): probes made from those sections and
+  searched within the scope, the bank searched within it too. Its scoped questions are judged by that threshold;
+  a smaller scope's by the corpus's.
 """
 
 from __future__ import annotations
@@ -31,13 +35,17 @@ import math
 import random
 import re
 import time
-from dataclasses import dataclass, replace
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assist.contracts import Scope
 from assist.index import calibration as stored
 from assist.index.calibration import Calibration
+from assist.index.scope import KEYS as SCOPE_KEYS
+from assist.index.scope import contains, key, row_scope
 from assist.logs import get_logger, quiet
 from assist.retrieve.manifest import load
 from assist.retrieve.search import Retriever, SearchOptions, section_of
@@ -53,6 +61,8 @@ log = get_logger(__name__)
 SEED = 40
 MAX_PROBES = 300
 MIN_SECTIONS = 30
+#: scopes calibrated apart at most (the largest): each costs about what the corpus's calibration costs
+MAX_SCOPES = 8
 #: the share of the off-topic bank a threshold should catch (the verdict's off-topic goal)
 BANK_TARGET = 0.9
 BANK = Path(__file__).with_name("offtopic_bank.txt")
@@ -102,6 +112,7 @@ class Section:
     title: str
     heading: str
     text: str
+    scope: Scope = field(default_factory=Scope)  # its source's ("": every scope)
 
 
 @dataclass(frozen=True)
@@ -112,16 +123,19 @@ class Probe:
 
 
 def sections(table: Any) -> list[Section]:
-    """The index's sections (a long section's windows joined), in id order."""
-    rows = table.search().select(["id", "title", "heading", "text", "ordinal"]).limit(None).to_arrow().to_pylist()
+    """The index's sections (a long section's windows joined), in id order, with their scopes (an index built
+    before scopes has none)."""
+    columns = ["id", "title", "heading", "text", "ordinal"]
+    columns += [k for k in SCOPE_KEYS if k in table.schema.names]
+    rows = table.search().select(columns).limit(None).to_arrow().to_pylist()
     out: dict[str, Section] = {}
     for r in sorted(rows, key=lambda r: (section_of(r["id"]), r["ordinal"])):
-        key = section_of(r["id"])
-        if key in out:
-            s = out[key]
-            out[key] = replace(s, text=f"{s.text}\n{r['text']}")
+        sid = section_of(r["id"])
+        if sid in out:
+            s = out[sid]
+            out[sid] = replace(s, text=f"{s.text}\n{r['text']}")
         else:
-            out[key] = Section(key, r["title"] or "", r["heading"] or "", r["text"] or "")
+            out[sid] = Section(sid, r["title"] or "", r["heading"] or "", r["text"] or "", row_scope(r))
     return list(out.values())
 
 
@@ -247,12 +261,20 @@ def bank(path: Path = BANK) -> list[OffTopic]:
     return out
 
 
-def score(retriever: Retriever, text: str, weights: Weights, k: int, hide: frozenset[str] = frozenset()) -> float:
+def score(
+    retriever: Retriever,
+    text: str,
+    weights: Weights,
+    k: int,
+    hide: frozenset[str] = frozenset(),
+    scope: Scope | None = None,
+) -> float:
     """The verdict's score for this question (`-inf` when it is flagged whatever the threshold: no passage,
     only loose ones; `inf` when it never is: a named document, an unreadable question). `hide` hides sections
     from the search, not from the vocabulary: an answerable question's words are in the corpus (its answer's
-    section is there), so a probe's own words hidden would be called absent — the absent question's mark."""
-    result = retriever.search(text, k=k, hide=hide)
+    section is there), so a probe's own words hidden would be called absent — the absent question's mark. `scope`:
+    searched within it, as a scoped question is (the vocabulary stays the corpus's, as the verdict's does)."""
+    result = retriever.search(text, k=k, hide=hide, scope=scope)
     v = judge(text, result, replace(weights, threshold=-math.inf), True, retriever.unknown)
     if v.reason is not None:
         return -math.inf
@@ -294,12 +316,14 @@ def threshold(scores: Iterable[float], target: float, confidence: float) -> tupl
     return cut, j, sum(s < cut for s in ordered)
 
 
-def bank_scores(retriever: Retriever, weights: Weights, k: int, rows: list[OffTopic]) -> dict[str, list[float]]:
+def bank_scores(
+    retriever: Retriever, weights: Weights, k: int, rows: list[OffTopic], scope: Scope | None = None
+) -> dict[str, list[float]]:
     """The bank's scores by language (Spanish judged on its translation, as the engine with a translate stage
-    judges it)."""
+    judges it), searched within `scope` when one is given."""
     out: dict[str, list[float]] = {}
     for q in rows:
-        out.setdefault(q.language, []).append(score(retriever, q.translation or q.text, weights, k))
+        out.setdefault(q.language, []).append(score(retriever, q.translation or q.text, weights, k, scope=scope))
     return out
 
 
@@ -349,16 +373,21 @@ def calibrate(
     confidence: float = 0.9,
     seed: int = SEED,
     hold_out: bool = True,
+    scope: Scope | None = None,
+    every: list[Section] | None = None,
 ) -> Calibration:
     """The calibration of this retriever's index for the verdict under `weights` (see the module). `hold_out`
-    False scores each probe with its own section searchable (`assist eval uncertain` reports both)."""
+    False scores each probe with its own section searchable (`assist eval uncertain` reports both). `scope`: the
+    calibration of that scope alone, from the sections it sees (of `every`, the index's, read when not given)."""
     started = time.perf_counter()
-    secs = sections(retriever.table)
+    every = sections(retriever.table) if every is None else every
+    secs = [s for s in every if contains(scope, s.scope)]
     made = probes(secs, seed)
     rows = bank()
     with quiet():  # one event for the calibration (below), not one `retrieve.fused` per probe and bank question
-        scores = [score(retriever, p.text, weights, k, frozenset({p.section} if hold_out else ())) for p in made]
-        off = bank_scores(retriever, weights, k, rows)
+        hidden = [frozenset({p.section} if hold_out else ()) for p in made]
+        scores = [score(retriever, p.text, weights, k, h, scope) for p, h in zip(made, hidden, strict=True)]
+        off = bank_scores(retriever, weights, k, rows, scope)
     cut, j, flagged = threshold(scores, target, confidence)
     probe_cut = cut if math.isfinite(cut) else NEVER
     bank_cut = catching([x for xs in off.values() for x in xs], BANK_TARGET)
@@ -389,7 +418,28 @@ def calibrate(
         seconds=round(time.perf_counter() - started, 2),
         computed_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-    log.info("index.calibrated", **{f: getattr(out, f) for f in ("threshold", "sections", "probes", "seconds")})
+    figures = {f: getattr(out, f) for f in ("threshold", "sections", "probes", "seconds")}
+    log.info("index.calibrated", **figures, **({"scope": key(scope)} if scope else {}))
+    return out
+
+
+def apart(secs: list[Section]) -> list[Scope]:
+    """The scopes calibrated apart: those with `MIN_SECTIONS` sections of their own, the `MAX_SCOPES` largest."""
+    own = Counter(s.scope for s in secs if s.scope)
+    big = [scope for scope, n in own.most_common() if n >= MIN_SECTIONS]
+    if len(big) > MAX_SCOPES:
+        log.info("index.scopes_not_calibrated", scopes=[key(s) for s in big[MAX_SCOPES:]], limit=MAX_SCOPES)
+    return big[:MAX_SCOPES]
+
+
+def calibrate_scopes(retriever: Retriever, weights: Weights, k: int, target: float, confidence: float) -> Calibration:
+    """The corpus's calibration, with each scope big enough calibrated apart (`apart`) in its `scopes`."""
+    secs = sections(retriever.table)
+    out = calibrate(retriever, weights, k, target, confidence, every=secs)
+    out.apart = True
+    out.scopes = {
+        key(s): calibrate(retriever, weights, k, target, confidence, scope=s, every=secs) for s in apart(secs)
+    }
     return out
 
 
@@ -401,11 +451,11 @@ def calibrate_index(db: Any, settings: Settings, embedder: Embedder, changed: bo
     weights = Weights.from_settings(settings)
     table_name = settings.index.table
     kept = stored.read(db, table_name)
-    if kept is not None and not changed and calibrated(weights, kept) is not weights:
-        return kept  # still this engine's method for these weights
+    if kept is not None and not changed and kept.apart and calibrated(weights, kept) is not weights:
+        return kept  # still this engine's method for these weights, and the scopes are as they were
     catalog = functools.partial(load, db, settings.index.uri, table_name)
     retriever = Retriever(db.open_table(table_name), embedder, SearchOptions.from_settings(settings), catalog=catalog)
     u = settings.uncertain
-    out = calibrate(retriever, weights, settings.retrieve.top_k, u.calibration_target, u.calibration_confidence)
+    out = calibrate_scopes(retriever, weights, settings.retrieve.top_k, u.calibration_target, u.calibration_confidence)
     stored.write(db, table_name, out)
     return out

@@ -247,8 +247,10 @@ def judge_turn(
     if result is None or any(d.without_index for d in result.degraded):
         return
     readable = translated is not None or foreign(query, settings.index.language) is None
-    searched = retriever()  # the index version searched, with its calibration (ADR 0096)
-    weights = calibrated(Weights.from_settings(settings), searched.calibration(), settings.uncertain.calibrate)
+    searched = retriever()  # the index version searched, with its calibration (ADR 0096): the turn's scope's own
+    found = searched.calibration()
+    on = settings.uncertain.calibrate
+    weights = calibrated(Weights.from_settings(settings), found.within(state.scope) if found else None, on)
     verdict = judge(translated or query, result, weights, readable, searched.unknown)
     st.verdict = verdict.detail()
     if verdict.score is not None:
