@@ -1,6 +1,6 @@
-"""`assist eval retrieval`, `uncertain`, `everyday` and `docs-corpus`: their arguments. What they run is
-in `commands/retrieval_run.py`, loaded when one runs (the evaluation loads lancedb: 3 s that `assist eval --help`
-need not pay, ADR 0104)."""
+"""`assist eval retrieval`, `uncertain`, `everyday`, `scoped-verdict` and `docs-corpus`: their arguments. What
+they run is in `commands/retrieval_run.py`, loaded when one runs (the evaluation loads lancedb: 3 s that
+`assist eval --help` need not pay, ADR 0104)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=f"{RUN}:run_eval")
     _uncertain(ev)
     _everyday(ev)
+    _scoped(ev)
     dc = ev.add_parser("docs-corpus", help="write a docs folder as a BEIR corpus, one document per section")
     dc.add_argument("path", nargs="?", default="docs")
     dc.add_argument("--out", default="-", help="file to write (default: stdout)")
@@ -93,3 +94,22 @@ def _everyday(ev: argparse._SubParsersAction) -> None:
     e.add_argument("--limit", type=int, help="at most N answerable questions per set")
     e.add_argument("--json", action="store_true", help="one JSON object on stdout")
     e.set_defaults(func=f"{RUN}:run_everyday")
+
+
+def _scoped(ev: argparse._SubParsersAction) -> None:
+    v = ev.add_parser(
+        "scoped-verdict",
+        help="each set split into scopes by topic: scoped questions judged by their scope's calibration beside the "
+        "corpus's (ADR 0129)",
+    )
+    _sets(v, True, "its answerable questions")
+    v.add_argument("--scopes", type=int, default=2, help="scopes per set: k-means clusters of its documents")
+    v.add_argument(
+        "--offtopic",
+        action="append",
+        default=[],
+        help="off-topic questions (JSONL {_id, text}, or CLINC150's JSON); default data/uncertain/offtopic.jsonl",
+    )
+    v.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (its scopes rewritten)")
+    v.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    v.set_defaults(func=f"{RUN}:run_scoped")

@@ -1,4 +1,4 @@
-"""What `assist eval retrieval`, `uncertain`, `everyday` and `docs-corpus` run (their arguments:
+"""What `assist eval retrieval`, `uncertain`, `everyday`, `scoped-verdict` and `docs-corpus` run (their arguments:
 `commands/retrieval.py`)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from assist.aws.clients import index_s3
 from assist.commands.common import report, settings
 from assist.embed import build_embedder
 from assist.errors import AssistError
-from assist.offline.retrieve import evaluate_everyday
+from assist.offline.retrieve import evaluate_everyday, evaluate_scoped
 from assist.offline.retrieve.beir import docs_corpus
 from assist.offline.retrieve.evaluate import METRICS, evaluate
 from assist.offline.retrieve.evaluate_verdict import DataSet, gather, load, save
@@ -80,6 +80,35 @@ def run_everyday(args: argparse.Namespace) -> int:
             print(f"{label:<34}{rec['conversational_baseline']:>10}{rec['conversational_first_turn']:>12}")
             print(f"  everyday by language {got['everyday']['by_language']}; missed: {got['everyday']['missed']}")
             print(f"  answerable flagged: {got['answerable']['flagged']}")
+    return 0
+
+
+def run_scoped(args: argparse.Namespace) -> int:
+    s = settings(logs={"level": "WARNING"})
+    offtopic = args.offtopic or ["data/uncertain/offtopic.jsonl"]
+    result = evaluate_scoped.run(_sets(args.set), offtopic, args.scopes, args.index_root, s, build_embedder(s))
+    if args.json:
+        report(result, True)
+        return 0
+    print(f"{result['offtopic']} off-topic questions; {result['k']} scopes per set")
+    for name, per in result["sets"].items():
+        print(f"\n{name}: corpus threshold {per['corpus_threshold']}; documents per scope {per['documents']}")
+        print(f"{'scope':<10}{'sections':>9}{'threshold':>11}{'answerable flagged':>26}{'off-topic caught':>24}")
+        for scope, f in per["scopes"].items():
+            for which in ("scope", "corpus"):
+                g = f[which]
+                label = f"{scope} {which}"
+                flagged = f"{g['answerable_flagged']}/{f['answerable']}"
+                print(
+                    f"{label:<16}{f['sections']:>3}{g['threshold']:>11}{flagged:>26}{g['offtopic_caught']:>20}/{f['offtopic']}"
+                )
+        a = per["all"]
+        for which in ("scope", "corpus"):
+            shares = a[which]
+            print(
+                f"all, {which} thresholds: answerable flagged {shares['answerable_flagged']} (n={a['answerable']}), "
+                f"off-topic caught {shares['offtopic_caught']} (n={a['offtopic']})"
+            )
     return 0
 
 
