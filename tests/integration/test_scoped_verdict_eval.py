@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from assist.commands.retrieval_run import scoped_text
 from assist.offline.retrieve.evaluate_scoped import run
 from assist.offline.retrieve.evaluate_verdict import DataSet
 from assist_dev.local.definition import ROOT
@@ -68,3 +69,8 @@ def test_each_product_is_a_scope_calibrated_apart_and_its_questions_are_judged_b
     assert (every["answerable"], every["offtopic"]) == (2 * (PER_PRODUCT // 5), 2 * n_off)
     flagged = sum(f["scope"]["answerable_flagged"] for f in got["scopes"].values())
     assert every["scope"]["answerable_flagged"] == round(flagged / every["answerable"], 4)
+    text = scoped_text(result)  # what the command prints without --json
+    for scope, figures in got["scopes"].items():
+        row = f"{figures['scope']['answerable_flagged']}/{figures['answerable']}"
+        assert any(line.startswith(scope) and " scope " in line and row in line for line in text.splitlines())
+    assert f"answerable flagged {every['corpus']['answerable_flagged']} (n={every['answerable']})" in text

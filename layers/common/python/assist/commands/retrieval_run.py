@@ -8,6 +8,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from assist.aws.clients import index_s3
 from assist.commands.common import report, settings
@@ -90,26 +91,36 @@ def run_scoped(args: argparse.Namespace) -> int:
     if args.json:
         report(result, True)
         return 0
-    print(f"{result['offtopic']} off-topic questions; {result['k']} scopes per set")
+    print(scoped_text(result))
+    return 0
+
+
+def scoped_text(result: dict[str, Any]) -> str:
+    """`assist eval scoped-verdict`'s report as a person reads it: per set and scope, each threshold's figures."""
+    lines = [f"{result['offtopic']} off-topic questions; {result['k']} scopes per set"]
     for name, per in result["sets"].items():
-        print(f"\n{name}: corpus threshold {per['corpus_threshold']}; documents per scope {per['documents']}")
-        print(f"{'scope':<10}{'sections':>9}{'threshold':>11}{'answerable flagged':>26}{'off-topic caught':>24}")
+        each = ", ".join(f"{k} {f['calibration_s']}" for k, f in per["scopes"].items())
+        lines += [
+            f"\n{name}: documents per scope {per['documents']}; calibrated in "
+            f"{per['corpus_calibration_s']} s (corpus), {each} s (scopes)",
+            f"{'scope':<8}{'sections':>9}{'threshold':>16}{'answerable flagged':>22}{'off-topic caught':>20}",
+        ]
         for scope, f in per["scopes"].items():
             for which in ("scope", "corpus"):
                 g = f[which]
-                label = f"{scope} {which}"
-                flagged = f"{g['answerable_flagged']}/{f['answerable']}"
-                print(
-                    f"{label:<16}{f['sections']:>3}{g['threshold']:>11}{flagged:>26}{g['offtopic_caught']:>20}/{f['offtopic']}"
+                flagged, caught = (
+                    f"{g['answerable_flagged']}/{f['answerable']}",
+                    f"{g['offtopic_caught']}/{f['offtopic']}",
                 )
+                lines.append(f"{scope:<8}{f['sections']:>9}{which:>8} {g['threshold']:<7}{flagged:>22}{caught:>20}")
         a = per["all"]
         for which in ("scope", "corpus"):
-            shares = a[which]
-            print(
-                f"all, {which} thresholds: answerable flagged {shares['answerable_flagged']} (n={a['answerable']}), "
-                f"off-topic caught {shares['offtopic_caught']} (n={a['offtopic']})"
+            got = a[which]
+            lines.append(
+                f"every scope, the {which}'s threshold: answerable flagged {got['answerable_flagged']} "
+                f"(n={a['answerable']}), off-topic caught {got['offtopic_caught']} (n={a['offtopic']})"
             )
-    return 0
+    return "\n".join(lines)
 
 
 def run_uncertain(args: argparse.Namespace) -> int:

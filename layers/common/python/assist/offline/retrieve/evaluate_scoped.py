@@ -23,6 +23,7 @@ import numpy as np
 
 from assist.contracts import Scope
 from assist.index.scope import key
+from assist.index.store import refresh_indexes
 from assist.insights.gaps import kmeans
 from assist.logs import quiet
 from assist.offline.retrieve import beir
@@ -51,7 +52,7 @@ def run(
     out: dict[str, Any] = {"k": k, "offtopic": len(off), "sets": {}}
     for ds in sets:
         table, _, catalog = build_index(ds.corpus, str(Path(index_root) / ds.name), settings, embedder)
-        of = split(table, k)
+        of = split(table, k, settings)
         retriever = Retriever(table, embedder, SearchOptions.from_settings(settings), catalog=catalog)
         u, weights = settings.uncertain, Weights.from_settings(settings)
         c = calibrate_scopes(
@@ -61,6 +62,7 @@ def run(
         per = {name: _judged(retriever, weights, settings, c, name, asked.get(name, []), off) for name in c.scopes}
         out["sets"][ds.name] = {
             "corpus_threshold": round(c.threshold, 4),
+            "corpus_calibration_s": c.seconds,
             "documents": dict(sorted(Counter(of.values()).items())),
             "scopes": per,
             "all": _totals(per.values()),
@@ -68,8 +70,9 @@ def run(
     return out
 
 
-def split(table: Any, k: int) -> dict[str, str]:
-    """Each document's scope key (`t0/*` …): its cluster by topic, written into the index's `product` column."""
+def split(table: Any, k: int, settings: Settings) -> dict[str, str]:
+    """Each document's scope key (`t0/*` …): its cluster by topic, written into the index's `product` column (the
+    rows written again are folded into the indexes, as after a build)."""
     rows = table.search().select(["doc_id", "vector"]).limit(None).to_arrow()
     by: dict[str, list[np.ndarray]] = {}
     for doc, vector in zip(rows.column("doc_id").to_pylist(), rows.column("vector").to_numpy(), strict=True):
@@ -84,6 +87,7 @@ def split(table: Any, k: int) -> dict[str, str]:
         for i in range(0, len(mine), BATCH):
             listed = ", ".join("'" + d.replace("'", "''") + "'" for d in mine[i : i + BATCH])
             table.update(where=f"doc_id IN ({listed})", values={"product": product})
+    refresh_indexes(table, settings)
     return {d: key(Scope(product=p)) for d, p in of.items()}
 
 
@@ -124,7 +128,8 @@ def _judged(
             "answerable_flagged": sum(s < cut for s in answered),
             "offtopic_caught": sum(s < cut for s in offtopic),
         }
-    return {"sections": own.sections, "answerable": len(answered), "offtopic": len(offtopic), **figures}
+    sizes = {"sections": own.sections, "answerable": len(answered), "offtopic": len(offtopic)}
+    return sizes | {"calibration_s": own.seconds, **figures}
 
 
 def _totals(per: Any) -> dict[str, Any]:
