@@ -12,6 +12,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from assist.ask.build import build_engine
 from assist.contracts import AskRequest, Scope
 from assist.index import calibration, pointer
 from assist.index.store import connect
+from assist.retrieve.calibrate import calibrate_index
 from assist_dev.local.definition import ROOT
 
 pytestmark = pytest.mark.integration
@@ -121,11 +123,11 @@ def test_a_small_folder_published_keeps_a_conservative_default_and_says_so(tmp_p
 
 
 def test_a_scope_with_sections_enough_is_calibrated_apart_and_its_questions_are_judged_by_it(
-    tmp_path, environ, base_settings
+    tmp_path, environ, base_settings, embedder
 ):
     """Two products and a shared folder: `alpha` has 40 sections of its own and gets a calibration of its own
     (probes from what it sees, searched within it); `beta`'s 16 are too few, so its questions are judged by the
-    corpus's, as unscoped ones are. A sync that changed nothing keeps both."""
+    corpus's, as unscoped ones are. A sync that changed nothing keeps both; one out of time leaves the scopes out."""
     seed = random.SystemRandom().randrange(10**6)
     generated_docs(tmp_path / "alpha", 20, seed)
     generated_docs(tmp_path / "beta", 8, seed + 1)
@@ -175,3 +177,12 @@ def test_a_scope_with_sections_enough_is_calibrated_apart_and_its_questions_are_
 
     again = assist(environ, "index", "--sources", str(sources), "--index", index, "--quiet")
     assert again["calibration"] == report["calibration"]  # nothing changed: kept, computed_at and all
+
+    # a build out of time calibrates the corpus and leaves the scopes to the next sync, which does not keep it
+    short = calibrate_index(connect(index), s, embedder, changed=True, until=time.time() + 1)
+    assert short is not None
+    assert (short.scopes, short.apart) == ({}, False)
+    assert calibration.read(connect(index), base_settings.index.table) == short
+    next_sync = calibrate_index(connect(index), s, embedder, changed=False)
+    assert next_sync is not None
+    assert (sorted(next_sync.scopes), next_sync.apart) == (["alpha/*"], True)

@@ -77,7 +77,7 @@ def commit(
             refresh_indexes(table, at)
         entries = _manifest(db, at, plan, files, table)
         validators.write(db, at.index.table, plan.validators, plan.previous_validators)
-        calibration = calibrate_index(db, at, embedder, bool(plan.changed or plan.removed))
+        calibration = calibrate_index(db, at, embedder, bool(plan.changed or plan.removed), until)
     _clean(files, plan)
     metrics.indexed(len(plan.docs))
     report = {

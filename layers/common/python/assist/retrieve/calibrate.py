@@ -428,24 +428,36 @@ def apart(secs: list[Section]) -> list[Scope]:
     own = Counter(s.scope for s in secs if s.scope)
     big = [scope for scope, n in own.most_common() if n >= MIN_SECTIONS]
     if len(big) > MAX_SCOPES:
-        log.info("index.scopes_not_calibrated", scopes=[key(s) for s in big[MAX_SCOPES:]], limit=MAX_SCOPES)
+        log.info("index.scopes_not_calibrated", scopes=[key(s) for s in big[MAX_SCOPES:]], why=f"over {MAX_SCOPES}")
     return big[:MAX_SCOPES]
 
 
-def calibrate_scopes(retriever: Retriever, weights: Weights, k: int, target: float, confidence: float) -> Calibration:
-    """The corpus's calibration, with each scope big enough calibrated apart (`apart`) in its `scopes`."""
+def calibrate_scopes(
+    retriever: Retriever, weights: Weights, k: int, target: float, confidence: float, until: float | None = None
+) -> Calibration:
+    """The corpus's calibration, with each scope big enough calibrated apart (`apart`) in its `scopes`. `until`
+    (epoch seconds: the build's deadline): a scope is begun only with twice the corpus's calibration time left, as
+    each costs about that; one left out is judged by the corpus's, and `apart` stays false so the next sync
+    calibrates them all."""
     secs = sections(retriever.table)
     out = calibrate(retriever, weights, k, target, confidence, every=secs)
-    out.apart = True
-    out.scopes = {
-        key(s): calibrate(retriever, weights, k, target, confidence, scope=s, every=secs) for s in apart(secs)
-    }
+    chosen = apart(secs)
+    for scope in chosen:
+        if until is not None and time.time() + 2 * out.seconds > until:
+            left = [key(s) for s in chosen if key(s) not in out.scopes]
+            log.warning("index.scopes_not_calibrated", scopes=left, why="the build's time ran short")
+            break
+        out.scopes[key(scope)] = calibrate(retriever, weights, k, target, confidence, scope=scope, every=secs)
+    out.apart = len(out.scopes) == len(chosen)
     return out
 
 
-def calibrate_index(db: Any, settings: Settings, embedder: Embedder, changed: bool = True) -> Calibration | None:
+def calibrate_index(
+    db: Any, settings: Settings, embedder: Embedder, changed: bool = True, until: float | None = None
+) -> Calibration | None:
     """Calibrate the index `settings` names (its chunk table in `db`) and store it beside the table; an index
-    whose documents did not change keeps a calibration that still applies. None when calibration is off."""
+    whose documents did not change keeps a calibration that still applies. None when calibration is off.
+    `until`: the build's deadline, epoch seconds (`calibrate_scopes`)."""
     if not settings.uncertain.calibrate:
         return None
     weights = Weights.from_settings(settings)
@@ -456,6 +468,7 @@ def calibrate_index(db: Any, settings: Settings, embedder: Embedder, changed: bo
     catalog = functools.partial(load, db, settings.index.uri, table_name)
     retriever = Retriever(db.open_table(table_name), embedder, SearchOptions.from_settings(settings), catalog=catalog)
     u = settings.uncertain
-    out = calibrate_scopes(retriever, weights, settings.retrieve.top_k, u.calibration_target, u.calibration_confidence)
+    k = settings.retrieve.top_k
+    out = calibrate_scopes(retriever, weights, k, u.calibration_target, u.calibration_confidence, until)
     stored.write(db, table_name, out)
     return out
