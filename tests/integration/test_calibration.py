@@ -128,7 +128,7 @@ def test_a_scope_with_sections_enough_is_calibrated_apart_and_its_questions_are_
     """Two products and a shared folder: `alpha` has 40 sections of its own and gets a calibration of its own
     (probes from what it sees, searched within it); `beta`'s 16 are too few, so its questions are judged by the
     corpus's, as unscoped ones are. A sync that changed nothing keeps both; one out of time leaves the scopes out."""
-    seed = random.SystemRandom().randrange(10**6)
+    seed = 5  # fixed: with a random one both cuts may sit at the configured ceiling (ADR 0096's conflict), equal
     generated_docs(tmp_path / "alpha", 20, seed)
     generated_docs(tmp_path / "beta", 8, seed + 1)
     generated_docs(tmp_path / "shared", 3, seed + 2)
