@@ -50,6 +50,16 @@ def _sets(parser: argparse.ArgumentParser, required: bool, what: str) -> None:
     )
 
 
+def _offtopic(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--offtopic",
+        action="append",
+        default=[],
+        help="off-topic questions for every set: JSONL {_id, text}, or CLINC150's JSON (oos_train and one train row "
+        f"per intent are read){default}",
+    )
+
+
 def _uncertain(ev: argparse._SubParsersAction) -> None:
     u = ev.add_parser(
         "uncertain",
@@ -57,13 +67,7 @@ def _uncertain(ev: argparse._SubParsersAction) -> None:
         "(ADR 0055, ADR 0082)",
     )
     _sets(u, False, "repeat the option per set")
-    u.add_argument(
-        "--offtopic",
-        action="append",
-        default=[],
-        help="off-topic questions for every set: JSONL {_id, text}, or CLINC150's JSON (oos_train and one train row "
-        "per intent are read)",
-    )
+    _offtopic(u, "")
     u.add_argument(
         "--absent",
         nargs=2,
@@ -104,12 +108,7 @@ def _scoped(ev: argparse._SubParsersAction) -> None:
     )
     _sets(v, True, "its answerable questions")
     v.add_argument("--scopes", type=int, default=2, help="scopes per set: k-means clusters of its documents")
-    v.add_argument(
-        "--offtopic",
-        action="append",
-        default=[],
-        help="off-topic questions (JSONL {_id, text}, or CLINC150's JSON); default data/uncertain/offtopic.jsonl",
-    )
+    _offtopic(v, " (default data/uncertain/offtopic.jsonl)")
     v.add_argument("--index-root", required=True, help="each set's index is built in ROOT/NAME (its scopes rewritten)")
     v.add_argument("--json", action="store_true", help="one JSON object on stdout")
     v.set_defaults(func=f"{RUN}:run_scoped")
